@@ -1,0 +1,957 @@
+//! The built-in parts catalog: link generations, hosts, chipsets and switches, controllers,
+//! port multipliers, expanders and drives, each figure with its source.
+//!
+//! The catalog is a set of TOML files under `model/catalog/`, embedded in the binary with
+//! `include_str!`, so nothing is read from disk at run time. A user's part file
+//! (`--parts FILE`, written by `iopath fit`) is loaded over it with [`Catalog::overlay`].
+//!
+//! Every figure is a [`Figure`]: a value, the source it came from, and its basis
+//! (`datasheet`, `spec`, `measurement`, `fit`, `derived`, `inferred`). The names a kind of
+//! part may carry, their types and defaults are listed in [`FIGURES`]: the same names are
+//! what `--set NODE.PARAM=VALUE` and `params = { ... }` in a topology override.
+//!
+//! Guarantee: [`Catalog::builtin`] parses and validates every embedded file; a unit test
+//! fails the build if any part is malformed or any figure lacks a source.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The kinds of part the catalog holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Link,
+    Host,
+    Switch,
+    Controller,
+    PortMultiplier,
+    Expander,
+    Drive,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Link => "link",
+            Kind::Host => "host",
+            Kind::Switch => "switch",
+            Kind::Controller => "controller",
+            Kind::PortMultiplier => "port_multiplier",
+            Kind::Expander => "expander",
+            Kind::Drive => "drive",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A figure's value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    Bool(bool),
+    Num(f64),
+    Str(String),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Num(n) => write!(f, "{n}"),
+            Value::Str(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+impl Value {
+    /// Parses a value written on the command line (`--set pm.fbs=false`, `hba.lanes=1`).
+    pub fn parse_cli(s: &str) -> Value {
+        let t = s.trim();
+        match t {
+            "true" | "on" | "yes" => Value::Bool(true),
+            "false" | "off" | "no" => Value::Bool(false),
+            _ => t
+                .parse::<f64>()
+                .map(Value::Num)
+                .unwrap_or_else(|_| Value::Str(t.to_string())),
+        }
+    }
+}
+
+/// One figure of a part, with where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Figure {
+    pub value: Value,
+    /// A datasheet, a specification section, or a published measurement plus the fit.
+    pub source: String,
+    /// datasheet | spec | measurement | fit | derived | inferred
+    #[serde(default = "default_basis")]
+    pub basis: String,
+}
+
+fn default_basis() -> String {
+    "datasheet".to_string()
+}
+
+/// A part as the catalog lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Part {
+    pub id: String,
+    pub kind: Kind,
+    pub name: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// PCI `vendor:device` ids (lower-case hex) for discovery.
+    #[serde(default)]
+    pub pci_ids: Vec<String>,
+    #[serde(default)]
+    pub notes: String,
+    #[serde(default)]
+    pub figures: BTreeMap<String, Figure>,
+}
+
+/// The type a figure must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FigureType {
+    Num,
+    Bool,
+    Str,
+}
+
+/// What one figure name means for one kind of part.
+#[derive(Debug, Clone, Copy)]
+pub struct FigureSpec {
+    pub kind: Kind,
+    pub name: &'static str,
+    pub ty: FigureType,
+    /// Whether a catalog part of this kind must state it.
+    pub required: bool,
+    /// Smallest and largest meaningful value (numbers only).
+    pub range: (f64, f64),
+    pub doc: &'static str,
+}
+
+const fn num(
+    kind: Kind,
+    name: &'static str,
+    required: bool,
+    lo: f64,
+    hi: f64,
+    doc: &'static str,
+) -> FigureSpec {
+    FigureSpec {
+        kind,
+        name,
+        ty: FigureType::Num,
+        required,
+        range: (lo, hi),
+        doc,
+    }
+}
+const fn text(kind: Kind, name: &'static str, required: bool, doc: &'static str) -> FigureSpec {
+    FigureSpec {
+        kind,
+        name,
+        ty: FigureType::Str,
+        required,
+        range: (0.0, 0.0),
+        doc,
+    }
+}
+const fn flag(kind: Kind, name: &'static str, required: bool, doc: &'static str) -> FigureSpec {
+    FigureSpec {
+        kind,
+        name,
+        ty: FigureType::Bool,
+        required,
+        range: (0.0, 0.0),
+        doc,
+    }
+}
+
+use Kind::*;
+const INF: f64 = f64::INFINITY;
+
+/// Every figure name, by kind: the vocabulary of the catalog, of `params` and of `--set`.
+pub const FIGURES: &[FigureSpec] = &[
+    // Link generations.
+    num(
+        Link,
+        "line_gbps",
+        true,
+        0.1,
+        1000.0,
+        "line rate per lane [Gb/s or GT/s]",
+    ),
+    num(
+        Link,
+        "encoding",
+        true,
+        0.5,
+        1.0,
+        "payload bits per line bit (8b/10b = 0.8)",
+    ),
+    num(
+        Link,
+        "frame_overhead_bytes",
+        true,
+        0.0,
+        1000.0,
+        "framing bytes per frame, header of the TLP excluded",
+    ),
+    num(
+        Link,
+        "frame_payload_bytes",
+        false,
+        0.0,
+        1e6,
+        "largest payload per frame (SATA Data FIS 8192)",
+    ),
+    num(
+        Link,
+        "handshake_bytes",
+        false,
+        0.0,
+        1000.0,
+        "link handshake primitives per frame [bytes]",
+    ),
+    num(
+        Link,
+        "management_share",
+        false,
+        0.0,
+        0.5,
+        "share of the line for ALIGN/SKP/DLLP traffic",
+    ),
+    num(
+        Link,
+        "command_overhead_bytes",
+        false,
+        0.0,
+        1e5,
+        "protocol bytes per command besides data frames",
+    ),
+    num(
+        Link,
+        "write_frame_extra_bytes",
+        false,
+        0.0,
+        1e4,
+        "extra bytes per write data frame (DMA Activate)",
+    ),
+    // Hosts (CPU root complex and OS).
+    num(
+        Host,
+        "root_mps",
+        true,
+        128.0,
+        4096.0,
+        "largest Max Payload Size the root ports support [bytes]",
+    ),
+    num(
+        Host,
+        "completion_bytes",
+        true,
+        64.0,
+        4096.0,
+        "payload per completion the root complex returns for device reads [bytes]",
+    ),
+    num(
+        Host,
+        "io_overhead_us",
+        true,
+        0.0,
+        10000.0,
+        "host software cost per I/O, submission to completion [us]",
+    ),
+    num(
+        Host,
+        "passthrough_efficiency",
+        false,
+        0.1,
+        1.0,
+        "throughput factor when the controller is passed through to a VM",
+    ),
+    // Chipsets and PCIe switches: a shared uplink.
+    text(
+        Switch,
+        "uplink",
+        true,
+        "uplink generation: pcie1..pcie5, dmi1..dmi4",
+    ),
+    num(Switch, "lanes", true, 1.0, 32.0, "uplink lanes"),
+    num(
+        Switch,
+        "mps",
+        false,
+        128.0,
+        4096.0,
+        "Max Payload Size the switch supports [bytes]",
+    ),
+    num(
+        Switch,
+        "hop_latency_us",
+        false,
+        0.0,
+        1000.0,
+        "added latency per command through the switch [us]",
+    ),
+    // Controllers and HBAs.
+    text(
+        Controller,
+        "uplink",
+        true,
+        "host link generation: pcie1..pcie5, or internal",
+    ),
+    num(Controller, "lanes", true, 1.0, 32.0, "uplink lanes"),
+    num(
+        Controller,
+        "mps",
+        false,
+        128.0,
+        4096.0,
+        "Max Payload Size the controller supports (DevCap) [bytes]",
+    ),
+    num(
+        Controller,
+        "ports",
+        true,
+        1.0,
+        1024.0,
+        "drive ports (SAS: phys)",
+    ),
+    num(
+        Controller,
+        "sata_gen",
+        true,
+        1.0,
+        3.0,
+        "fastest SATA generation of its ports (1/2/3 = 1.5/3/6 Gb/s)",
+    ),
+    num(
+        Controller,
+        "sas_gen",
+        false,
+        0.0,
+        4.0,
+        "fastest SAS generation, 0 if SATA only",
+    ),
+    text(
+        Controller,
+        "pm_support",
+        true,
+        "port multiplier support: none, cbs or fbs",
+    ),
+    num(
+        Controller,
+        "dma_read_efficiency",
+        false,
+        0.05,
+        1.0,
+        "share of the uplink's payload rate the controller moves for disk reads",
+    ),
+    num(
+        Controller,
+        "dma_write_efficiency",
+        false,
+        0.05,
+        1.0,
+        "share of the uplink's payload rate the controller moves for disk writes",
+    ),
+    num(
+        Controller,
+        "port_read_efficiency",
+        false,
+        0.05,
+        1.0,
+        "share of a port link's payload rate sustained for disk reads",
+    ),
+    num(
+        Controller,
+        "port_write_efficiency",
+        false,
+        0.05,
+        1.0,
+        "share of a port link's payload rate sustained for disk writes",
+    ),
+    num(
+        Controller,
+        "cmd_overhead_us",
+        false,
+        0.0,
+        10000.0,
+        "controller latency per command [us]",
+    ),
+    num(
+        Controller,
+        "max_iops",
+        false,
+        1.0,
+        INF,
+        "commands per second the controller can process",
+    ),
+    // Port multipliers.
+    num(PortMultiplier, "ports", true, 1.0, 15.0, "downstream ports"),
+    num(
+        PortMultiplier,
+        "sata_gen",
+        true,
+        1.0,
+        3.0,
+        "fastest SATA generation, upstream and downstream",
+    ),
+    flag(
+        PortMultiplier,
+        "fbs_capable",
+        true,
+        "whether FIS-based switching is supported",
+    ),
+    flag(
+        PortMultiplier,
+        "fbs",
+        false,
+        "FIS-based switching in use (needs support here and at the controller)",
+    ),
+    num(
+        PortMultiplier,
+        "upstream_efficiency",
+        false,
+        0.05,
+        1.0,
+        "share of the upstream link's payload rate the PM sustains",
+    ),
+    num(
+        PortMultiplier,
+        "switch_cost_us",
+        false,
+        0.0,
+        100000.0,
+        "upstream time per command for switching between drives (FBS) [us]",
+    ),
+    num(
+        PortMultiplier,
+        "cbs_handover_us",
+        false,
+        0.0,
+        100000.0,
+        "time to hand the upstream to another drive under CBS [us]",
+    ),
+    // SAS expanders.
+    num(
+        Expander,
+        "sas_gen",
+        true,
+        1.0,
+        4.0,
+        "SAS generation of its phys",
+    ),
+    num(Expander, "phys", true, 1.0, 256.0, "phys"),
+    num(
+        Expander,
+        "hop_latency_us",
+        true,
+        0.0,
+        1000.0,
+        "added latency per command through the expander [us]",
+    ),
+    num(
+        Expander,
+        "stp_write_turnaround_us",
+        true,
+        0.0,
+        1000.0,
+        "STP turnaround per write data FIS (<= 8 KiB) for a SATA drive [us]",
+    ),
+    // Drives.
+    text(Drive, "class", true, "ssd, hdd or nvme"),
+    text(Drive, "interface", true, "sata, sas or nvme"),
+    num(
+        Drive,
+        "interface_gen",
+        true,
+        1.0,
+        5.0,
+        "fastest interface generation (SATA 3 = 6 Gb/s; NVMe: PCIe generation)",
+    ),
+    num(Drive, "lanes", false, 1.0, 16.0, "PCIe lanes (NVMe)"),
+    num(
+        Drive,
+        "capacity_gb",
+        true,
+        0.001,
+        1e6,
+        "capacity [GB, 10^9 bytes]",
+    ),
+    num(
+        Drive,
+        "seq_read_mb_s",
+        false,
+        1.0,
+        1e5,
+        "sequential read rate [MB/s]",
+    ),
+    num(
+        Drive,
+        "seq_write_mb_s",
+        false,
+        1.0,
+        1e5,
+        "sequential write rate [MB/s]",
+    ),
+    num(
+        Drive,
+        "rand_read_iops",
+        false,
+        1.0,
+        1e8,
+        "4 KiB random read IOPS at high queue depth",
+    ),
+    num(
+        Drive,
+        "rand_write_iops",
+        false,
+        1.0,
+        1e8,
+        "4 KiB random write IOPS at high queue depth",
+    ),
+    num(
+        Drive,
+        "read_latency_us",
+        false,
+        0.0,
+        1e6,
+        "media read latency [us]",
+    ),
+    num(
+        Drive,
+        "write_latency_us",
+        false,
+        0.0,
+        1e6,
+        "media write latency [us]",
+    ),
+    num(
+        Drive,
+        "parallelism",
+        false,
+        1.0,
+        1024.0,
+        "commands the drive works on at once",
+    ),
+    num(Drive, "rpm", false, 1000.0, 20000.0, "spindle speed [rpm]"),
+    num(
+        Drive,
+        "outer_mb_s",
+        false,
+        1.0,
+        1e4,
+        "media rate at the outer zone (LBA 0) [MB/s]",
+    ),
+    num(
+        Drive,
+        "inner_mb_s",
+        false,
+        1.0,
+        1e4,
+        "media rate at the inner zone (last LBA) [MB/s]",
+    ),
+    num(
+        Drive,
+        "zones",
+        false,
+        1.0,
+        1000.0,
+        "recording zones between the outer and inner rate",
+    ),
+    num(
+        Drive,
+        "avg_seek_ms",
+        false,
+        0.0,
+        100.0,
+        "average seek over a third of the stroke [ms]",
+    ),
+    num(
+        Drive,
+        "track_to_track_ms",
+        false,
+        0.0,
+        100.0,
+        "track-to-track seek [ms]",
+    ),
+    num(
+        Drive,
+        "cmd_overhead_us",
+        false,
+        0.0,
+        1e5,
+        "drive firmware time per command [us]",
+    ),
+    num(
+        Drive,
+        "cache_mib",
+        false,
+        0.0,
+        1e5,
+        "read-ahead and write cache [MiB]",
+    ),
+    num(
+        Drive,
+        "write_efficiency",
+        false,
+        0.05,
+        1.0,
+        "sequential write media rate as a share of the read rate (HDD)",
+    ),
+];
+
+/// Looks up what a figure name means for a kind.
+pub fn figure_spec(kind: Kind, name: &str) -> Option<&'static FigureSpec> {
+    FIGURES.iter().find(|f| f.kind == kind && f.name == name)
+}
+
+/// The figure names a kind accepts.
+pub fn figure_names(kind: Kind) -> impl Iterator<Item = &'static str> {
+    FIGURES
+        .iter()
+        .filter(move |f| f.kind == kind)
+        .map(|f| f.name)
+}
+
+/// Checks a value against a figure's type and range; returns a sentence on failure.
+pub fn check_value(spec: &FigureSpec, v: &Value) -> Result<(), String> {
+    match (spec.ty, v) {
+        (FigureType::Num, Value::Num(n)) => {
+            if !n.is_finite() && spec.range.1.is_finite() {
+                Err(format!("expected a finite number for {}", spec.name))
+            } else if *n < spec.range.0 || *n > spec.range.1 {
+                Err(format!(
+                    "{} = {} is outside {}..{} ({})",
+                    spec.name, n, spec.range.0, spec.range.1, spec.doc
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        (FigureType::Bool, Value::Bool(_)) | (FigureType::Str, Value::Str(_)) => Ok(()),
+        (ty, v) => Err(format!(
+            "{} expects {} ({}), found {:?}",
+            spec.name,
+            match ty {
+                FigureType::Num => "a number",
+                FigureType::Bool => "true or false",
+                FigureType::Str => "a string",
+            },
+            spec.doc,
+            v
+        )),
+    }
+}
+
+/// Errors in catalog files (built-in ones are caught by tests; user part files at load).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CatalogError {
+    #[error("{file}: {message}")]
+    Parse { file: String, message: String },
+    #[error("{file}: part {part:?}: {message}")]
+    Part {
+        file: String,
+        part: String,
+        message: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartFile {
+    #[serde(default)]
+    part: Vec<Part>,
+}
+
+const BUILTIN: &[(&str, &str)] = &[
+    ("links.toml", include_str!("../catalog/links.toml")),
+    ("hosts.toml", include_str!("../catalog/hosts.toml")),
+    ("switches.toml", include_str!("../catalog/switches.toml")),
+    (
+        "controllers.toml",
+        include_str!("../catalog/controllers.toml"),
+    ),
+    (
+        "port_multipliers.toml",
+        include_str!("../catalog/port_multipliers.toml"),
+    ),
+    ("expanders.toml", include_str!("../catalog/expanders.toml")),
+    ("drives.toml", include_str!("../catalog/drives.toml")),
+];
+
+/// Figures fitted to published measurements, loaded over the parts above.
+const FITS: (&str, &str) = ("fits.toml", include_str!("../catalog/fits.toml"));
+
+/// The parts iopath knows.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    parts: BTreeMap<String, Part>,
+    /// Where each part was defined (file name), for messages.
+    origin: BTreeMap<String, String>,
+}
+
+impl Catalog {
+    /// The built-in catalog. Panics only if an embedded file is broken, which the unit
+    /// tests rule out before any release.
+    pub fn builtin() -> Catalog {
+        static CELL: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+        CELL.get_or_init(|| {
+            let mut c =
+                Catalog::from_files(BUILTIN.iter().map(|(f, t)| (f.to_string(), t.to_string())))
+                    .unwrap_or_else(|e| panic!("built-in catalog is broken: {e}"));
+            c.overlay(FITS.0, FITS.1)
+                .unwrap_or_else(|e| panic!("built-in fits are broken: {e}"));
+            c
+        })
+        .clone()
+    }
+
+    /// Parses and validates a set of part files.
+    pub fn from_files(
+        files: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Catalog, CatalogError> {
+        let mut c = Catalog::default();
+        for (file, text) in files {
+            c.add_file(&file, &text, false)?;
+        }
+        Ok(c)
+    }
+
+    /// Loads a user's part file over this catalog. A part with a known id replaces only the
+    /// figures it names; a new id adds a part.
+    pub fn overlay(&mut self, file: &str, text: &str) -> Result<(), CatalogError> {
+        self.add_file(file, text, true)
+    }
+
+    fn add_file(&mut self, file: &str, text: &str, overlay: bool) -> Result<(), CatalogError> {
+        let pf: PartFile = toml::from_str(text).map_err(|e| CatalogError::Parse {
+            file: file.to_string(),
+            message: e.to_string(),
+        })?;
+        for p in pf.part {
+            let perr = |m: String| CatalogError::Part {
+                file: file.to_string(),
+                part: p.id.clone(),
+                message: m,
+            };
+            if overlay && let Some(existing) = self.parts.get_mut(&p.id) {
+                if existing.kind != p.kind {
+                    return Err(perr(format!(
+                        "is a {} in the catalog, not a {}",
+                        existing.kind, p.kind
+                    )));
+                }
+                for (k, f) in &p.figures {
+                    let spec = figure_spec(p.kind, k)
+                        .ok_or_else(|| perr(format!("unknown figure {k:?} for a {}", p.kind)))?;
+                    check_value(spec, &f.value).map_err(perr)?;
+                    existing.figures.insert(k.clone(), f.clone());
+                }
+                continue;
+            }
+            validate_part(&p).map_err(perr)?;
+            if !overlay && self.parts.contains_key(&p.id) {
+                return Err(perr("is defined twice".to_string()));
+            }
+            self.origin.insert(p.id.clone(), file.to_string());
+            self.parts.insert(p.id.clone(), p);
+        }
+        Ok(())
+    }
+
+    pub fn parts(&self) -> impl Iterator<Item = &Part> {
+        self.parts.values()
+    }
+
+    /// Finds a part by id or alias, case-insensitively.
+    pub fn get(&self, id: &str) -> Option<&Part> {
+        let key = id.trim().to_ascii_lowercase();
+        self.parts.get(&key).or_else(|| {
+            self.parts
+                .values()
+                .find(|p| p.aliases.iter().any(|a| a.eq_ignore_ascii_case(&key)))
+        })
+    }
+
+    /// Finds a part of a given kind.
+    pub fn get_kind(&self, id: &str, kind: Kind) -> Option<&Part> {
+        self.get(id).filter(|p| p.kind == kind)
+    }
+
+    /// The closest part ids to a misspelt one, best first.
+    pub fn suggest(&self, id: &str, kind: Option<Kind>) -> Vec<String> {
+        let names = self
+            .parts
+            .values()
+            .filter(|p| kind.is_none_or(|k| p.kind == k))
+            .map(|p| p.id.as_str());
+        suggest(id, names)
+    }
+
+    /// Finds a part by PCI `vendor:device` id.
+    pub fn by_pci_id(&self, id: &str) -> Option<&Part> {
+        let key = id.to_ascii_lowercase();
+        self.parts
+            .values()
+            .find(|p| p.pci_ids.iter().any(|x| *x == key))
+    }
+
+    pub fn origin(&self, id: &str) -> Option<&str> {
+        self.origin.get(id).map(|s| s.as_str())
+    }
+}
+
+fn validate_part(p: &Part) -> Result<(), String> {
+    if p.id.is_empty() || p.id != p.id.to_ascii_lowercase() || p.id.contains(char::is_whitespace) {
+        return Err("ids are lower-case with no spaces".to_string());
+    }
+    for (k, f) in &p.figures {
+        let spec = figure_spec(p.kind, k).ok_or_else(|| {
+            let s = suggest(k, figure_names(p.kind));
+            format!("unknown figure {k:?} for a {}{}", p.kind, did_you_mean(&s))
+        })?;
+        check_value(spec, &f.value)?;
+        if f.source.trim().len() < 8 {
+            return Err(format!("figure {k:?} has no source"));
+        }
+        if ![
+            "datasheet",
+            "spec",
+            "measurement",
+            "fit",
+            "derived",
+            "inferred",
+        ]
+        .contains(&f.basis.as_str())
+        {
+            return Err(format!(
+                "figure {k:?}: basis {:?} is not datasheet/spec/measurement/fit/derived/inferred",
+                f.basis
+            ));
+        }
+    }
+    for spec in FIGURES.iter().filter(|s| s.kind == p.kind && s.required) {
+        if !p.figures.contains_key(spec.name) {
+            return Err(format!(
+                "missing required figure {:?} ({})",
+                spec.name, spec.doc
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The candidates within a small edit distance of `word`, closest first (at most 3).
+pub fn suggest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let w = word.to_ascii_lowercase();
+    let mut scored: Vec<(usize, &str)> = candidates
+        .map(|c| (edit_distance(&w, &c.to_ascii_lowercase()), c))
+        .filter(|(d, c)| {
+            *d <= (c.len().max(w.len()) / 3).max(2) || c.contains(w.as_str()) && w.len() >= 3
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, c)| c.to_string())
+        .collect()
+}
+
+/// `; did you mean "x"?` or empty.
+pub fn did_you_mean(s: &[String]) -> String {
+    match s {
+        [] => String::new(),
+        [one] => format!("; did you mean {one:?}?"),
+        many => format!(
+            "; did you mean one of {}?",
+            many.iter()
+                .map(|m| format!("{m:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalog_loads_and_every_figure_has_a_source() {
+        let c = Catalog::from_files(BUILTIN.iter().map(|(f, t)| (f.to_string(), t.to_string())))
+            .unwrap();
+        assert!(c.parts().count() > 20);
+        for p in c.parts() {
+            for (k, f) in &p.figures {
+                assert!(f.source.len() >= 8, "{}.{} lacks a source", p.id, k);
+            }
+        }
+    }
+
+    #[test]
+    fn suggests_close_names() {
+        let c = Catalog::builtin();
+        assert_eq!(
+            c.suggest("asm1116", Some(Kind::Controller))
+                .first()
+                .map(|s| s.as_str()),
+            Some("asm1166")
+        );
+    }
+
+    #[test]
+    fn overlay_replaces_only_named_figures() {
+        let mut c = Catalog::builtin();
+        let before = c.get("asm1166").unwrap().figures.len();
+        c.overlay(
+            "fit.toml",
+            r#"[[part]]
+id = "asm1166"
+kind = "controller"
+name = "ASMedia ASM1166"
+figures.dma_read_efficiency = { value = 0.5, source = "iopath fit, test", basis = "fit" }
+"#,
+        )
+        .unwrap();
+        let p = c.get("asm1166").unwrap();
+        assert_eq!(p.figures.len(), before.max(p.figures.len()));
+        assert_eq!(p.figures["dma_read_efficiency"].value, Value::Num(0.5));
+    }
+
+    #[test]
+    fn edit_distance_basics() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+}

@@ -1,0 +1,29 @@
+//! # iopath-model: the shared vocabulary of iopath
+//!
+//! Everything the simulator, the hardware mode and the reports agree on:
+//!
+//! - [`units`]: sizes, rates and simulated time as newtypes, and the parsers for `128k`,
+//!   `550MB/s`, `6Gbps`, `10%`, `20s`;
+//! - [`link`]: link generations (SATA, SAS, PCIe/DMI) and their payload arithmetic;
+//! - [`catalog`]: the built-in parts, every figure with its source;
+//! - [`topology`]: topology files, loaded in two stages into a validated tree;
+//! - [`paths`]: the physics of a topology as shared resources and per-byte costs;
+//! - [`bound`]: the closed-form bottleneck estimate (weighted max-min water-filling);
+//! - [`workload`]: jobs in fio's vocabulary;
+//! - [`report`]: the result type of simulated and measured runs (the JSON contract).
+//!
+//! This crate does no I/O except reading a topology file the caller names, and never reads
+//! the wall clock.
+
+pub mod bound;
+pub mod catalog;
+pub mod link;
+pub mod paths;
+pub mod report;
+pub mod topology;
+pub mod units;
+pub mod workload;
+
+pub use catalog::Catalog;
+pub use topology::{ConfigError, Diagnostic, ParamOverride, Topology};
+pub use workload::{Rw, Workload, WorkloadSpec};

@@ -1,0 +1,335 @@
+//! Links between parts: SATA, SAS, PCIe (and DMI, which is PCIe by another name), and the
+//! internal paths inside a chip.
+//!
+//! A [`LinkSpec`] says which generation, how many lanes and (for PCIe) which Max Payload
+//! Size the link runs at. Its [`LinkRates`] turn that into capacities: the raw payload rate
+//! after line encoding, and the *cost per payload byte* in each direction for the two kinds
+//! of traffic storage moves:
+//!
+//! - `read` traffic: data from a drive towards the host (a disk read);
+//! - `write` traffic: data from the host towards a drive (a disk write).
+//!
+//! On a full-duplex link (PCIe, SAS) each direction is its own capacity; a flow also costs a
+//! little in the reverse direction (PCIe read requests for a disk write). On a half-duplex
+//! link (SATA) both kinds share one capacity.
+//!
+//! The per-generation figures (line rates, encodings, framing) live in the catalog
+//! (`catalog/links.toml`), each with its source; this module only does the arithmetic.
+
+use serde::Serialize;
+use std::fmt;
+
+/// The family of a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    Sata,
+    Sas,
+    Pcie,
+    /// A path inside one chip or package (PCH SATA to its own fabric): no modelled limit.
+    Internal,
+}
+
+/// A concrete link: generation, lanes, and the PCIe payload sizes it runs at.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LinkSpec {
+    pub family: Family,
+    /// 1-based generation: SATA 1/2/3 = 1.5/3/6 Gb/s; SAS 1-4 = 3/6/12/22.5 Gb/s; PCIe 1-5.
+    pub generation: u8,
+    pub lanes: u32,
+    /// PCIe Max Payload Size in bytes (posted writes: disk reads).
+    pub mps: u32,
+    /// PCIe completion payload in bytes the host returns for device reads (disk writes).
+    pub completion_bytes: u32,
+}
+
+impl LinkSpec {
+    pub fn internal() -> Self {
+        LinkSpec {
+            family: Family::Internal,
+            generation: 0,
+            lanes: 1,
+            mps: 0,
+            completion_bytes: 0,
+        }
+    }
+
+    /// The canonical name of the generation, as the catalog keys it: `sata3`, `pcie3`, ...
+    pub fn generation_key(&self) -> String {
+        match self.family {
+            Family::Sata => format!("sata{}", self.generation),
+            Family::Sas => format!("sas{}", self.generation),
+            Family::Pcie => format!("pcie{}", self.generation),
+            Family::Internal => "internal".to_string(),
+        }
+    }
+
+    pub fn is_half_duplex(&self) -> bool {
+        self.family == Family::Sata
+    }
+}
+
+impl fmt::Display for LinkSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.family {
+            Family::Sata => {
+                let g = ["?", "1.5", "3", "6"]
+                    .get(self.generation as usize)
+                    .copied()
+                    .unwrap_or("?");
+                write!(f, "SATA {g} Gb/s")
+            }
+            Family::Sas => {
+                let g = ["?", "3", "6", "12", "22.5"]
+                    .get(self.generation as usize)
+                    .copied()
+                    .unwrap_or("?");
+                if self.lanes > 1 {
+                    write!(f, "SAS {g} Gb/s x{}", self.lanes)
+                } else {
+                    write!(f, "SAS {g} Gb/s")
+                }
+            }
+            Family::Pcie => write!(
+                f,
+                "PCIe {}.0 x{} (MPS {})",
+                self.generation, self.lanes, self.mps
+            ),
+            Family::Internal => write!(f, "internal"),
+        }
+    }
+}
+
+/// Parses a link generation name: `sata1`..`sata3` (also `sata-6g`, `sata3g`, `sata1.5g`),
+/// `sas1`..`sas4` (`sas-12g`), `pcie1`..`pcie5` (`pcie3.0`, `gen3`), `dmi1`..`dmi4`, `internal`.
+/// A lane suffix (`pcie3x2`, `sas3x4`) is returned as the second element.
+pub fn parse_generation(s: &str) -> Option<(Family, u8, Option<u32>, Option<u32>)> {
+    let t = s.trim().to_ascii_lowercase().replace([' ', '_', '-'], "");
+    let (head, lanes) = match t.rfind('x') {
+        Some(i) if i > 0 && t[i + 1..].chars().all(|c| c.is_ascii_digit()) && i + 1 < t.len() => {
+            (t[..i].to_string(), t[i + 1..].parse::<u32>().ok())
+        }
+        _ => (t.clone(), None),
+    };
+    if head == "internal" {
+        return Some((Family::Internal, 0, lanes, None));
+    }
+    // DMI generations are PCIe links with a fixed width (Intel: DMI 1-3 x4, DMI 4 x8).
+    if let Some(g) = head.strip_prefix("dmi") {
+        let g: u8 = g.trim_end_matches(".0").parse().ok()?;
+        let default_lanes = if g >= 4 { 8 } else { 4 };
+        return match g {
+            1..=4 => Some((
+                Family::Pcie,
+                g,
+                Some(lanes.unwrap_or(default_lanes)),
+                Some(default_lanes),
+            )),
+            _ => None,
+        };
+    }
+    let sata = |g: &str| -> Option<u8> {
+        match g {
+            "1" | "1.5g" | "1.5gbps" | "1.5gb/s" | "150" => Some(1),
+            "2" | "3g" | "3gbps" | "ii" | "300" => Some(2),
+            "3" | "6g" | "6gbps" | "iii" | "600" => Some(3),
+            _ => None,
+        }
+    };
+    if let Some(g) = head.strip_prefix("sata") {
+        return sata(g).map(|g| (Family::Sata, g, lanes, None));
+    }
+    if let Some(g) = head.strip_prefix("sas") {
+        let g = match g {
+            "1" | "3g" => 1,
+            "2" | "6g" => 2,
+            "3" | "12g" => 3,
+            "4" | "22.5g" | "24g" => 4,
+            _ => return None,
+        };
+        return Some((Family::Sas, g, lanes, None));
+    }
+    let g = head
+        .strip_prefix("pcie")
+        .or_else(|| head.strip_prefix("gen"))?;
+    let g: u8 = g.trim_end_matches(".0").parse().ok()?;
+    (1..=5)
+        .contains(&g)
+        .then_some((Family::Pcie, g, lanes, None))
+}
+
+/// Figures of one link generation, as read from the catalog.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GenerationFigures {
+    /// Line rate per lane [Gb/s] (PCIe: GT/s).
+    pub line_gbps: f64,
+    /// Payload bits per line bit (8b/10b = 0.8, 128b/130b = 0.9846...).
+    pub encoding: f64,
+    /// Bytes of framing per frame (SATA FIS: SOF + CRC + EOF + FIS header; SAS frame; PCIe:
+    /// framing + sequence number + LCRC, without the TLP header).
+    pub frame_overhead_bytes: f64,
+    /// Largest payload one frame carries (SATA Data FIS 8192, SAS SSP 1024; PCIe uses MPS).
+    pub frame_payload_bytes: f64,
+    /// Link-layer handshake bytes per frame (SATA X_RDY/R_RDY/R_IP/R_OK/WTRM/SYNC).
+    pub handshake_bytes: f64,
+    /// Share of the line taken by clock-compensation and link-management traffic
+    /// (SATA ALIGN pairs, PCIe SKP ordered sets and DLLPs).
+    pub management_share: f64,
+    /// Per-command protocol bytes on the link besides data frames (SATA: Register H2D,
+    /// DMA Setup and Set Device Bits FISes with their framing and handshakes).
+    pub command_overhead_bytes: f64,
+    /// Extra bytes per write data frame (SATA DMA Activate FIS with framing and handshakes).
+    pub write_frame_extra_bytes: f64,
+}
+
+/// Capacities of one concrete link.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LinkRates {
+    /// Raw payload rate per direction after line encoding, before any framing [bytes/s].
+    pub raw_bytes_per_s: f64,
+    /// Payload rate for disk-read traffic (device -> host), all overheads included [bytes/s].
+    pub read_payload_bytes_per_s: f64,
+    /// Payload rate for disk-write traffic (host -> device) [bytes/s].
+    pub write_payload_bytes_per_s: f64,
+    /// Per-command protocol bytes (counted against the link in the command's direction).
+    pub command_overhead_bytes: f64,
+    /// Bytes a write costs in the reverse (device -> host) direction per payload byte
+    /// (PCIe memory read requests); 0 where not modelled.
+    pub write_reverse_bytes_per_byte: f64,
+    pub half_duplex: bool,
+}
+
+/// Bytes of a PCIe TLP header: 16 for 64-bit-address memory requests, 12 for completions.
+pub const PCIE_MEM_HEADER_BYTES: f64 = 16.0;
+pub const PCIE_CPL_HEADER_BYTES: f64 = 12.0;
+/// Max Read Request Size assumed for the reverse-direction cost of disk writes.
+pub const PCIE_MRRS_BYTES: f64 = 512.0;
+
+impl LinkSpec {
+    /// Computes the link's capacities from its generation figures.
+    pub fn rates(&self, g: &GenerationFigures) -> LinkRates {
+        let lanes = self.lanes.max(1) as f64;
+        let raw = g.line_gbps * 1e9 * g.encoding / 8.0 * lanes;
+        let mgmt = 1.0 - g.management_share;
+        match self.family {
+            Family::Internal => LinkRates {
+                raw_bytes_per_s: f64::INFINITY,
+                read_payload_bytes_per_s: f64::INFINITY,
+                write_payload_bytes_per_s: f64::INFINITY,
+                command_overhead_bytes: 0.0,
+                write_reverse_bytes_per_byte: 0.0,
+                half_duplex: false,
+            },
+            Family::Pcie => {
+                let mps = self.mps.max(128) as f64;
+                let cpl = self.completion_bytes.max(64) as f64;
+                let rd = mps / (mps + PCIE_MEM_HEADER_BYTES + g.frame_overhead_bytes);
+                let wr = cpl / (cpl + PCIE_CPL_HEADER_BYTES + g.frame_overhead_bytes);
+                LinkRates {
+                    raw_bytes_per_s: raw,
+                    read_payload_bytes_per_s: raw * rd * mgmt,
+                    write_payload_bytes_per_s: raw * wr * mgmt,
+                    command_overhead_bytes: 0.0,
+                    write_reverse_bytes_per_byte: (PCIE_MEM_HEADER_BYTES + g.frame_overhead_bytes)
+                        / PCIE_MRRS_BYTES,
+                    half_duplex: false,
+                }
+            }
+            Family::Sata | Family::Sas => {
+                let p = g.frame_payload_bytes;
+                let per_frame = p + g.frame_overhead_bytes + g.handshake_bytes;
+                LinkRates {
+                    raw_bytes_per_s: raw,
+                    read_payload_bytes_per_s: raw * mgmt * p / per_frame,
+                    write_payload_bytes_per_s: raw * mgmt * p
+                        / (per_frame + g.write_frame_extra_bytes),
+                    command_overhead_bytes: g.command_overhead_bytes,
+                    write_reverse_bytes_per_byte: 0.0,
+                    half_duplex: self.family == Family::Sata,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pcie3() -> GenerationFigures {
+        GenerationFigures {
+            line_gbps: 8.0,
+            encoding: 128.0 / 130.0,
+            frame_overhead_bytes: 8.0,
+            frame_payload_bytes: 0.0,
+            handshake_bytes: 0.0,
+            management_share: 0.0,
+            command_overhead_bytes: 0.0,
+            write_frame_extra_bytes: 0.0,
+        }
+    }
+
+    #[test]
+    fn parses_generation_names() {
+        assert_eq!(
+            parse_generation("pcie3x2"),
+            Some((Family::Pcie, 3, Some(2), None))
+        );
+        assert_eq!(
+            parse_generation("PCIe 3.0"),
+            Some((Family::Pcie, 3, None, None))
+        );
+        assert_eq!(
+            parse_generation("sata-6g"),
+            Some((Family::Sata, 3, None, None))
+        );
+        assert_eq!(
+            parse_generation("sata2"),
+            Some((Family::Sata, 2, None, None))
+        );
+        assert_eq!(
+            parse_generation("dmi2"),
+            Some((Family::Pcie, 2, Some(4), Some(4)))
+        );
+        assert_eq!(
+            parse_generation("sas3x4"),
+            Some((Family::Sas, 3, Some(4), None))
+        );
+        assert_eq!(parse_generation("pcie9"), None);
+        assert_eq!(parse_generation("x"), None);
+        assert_eq!(parse_generation(""), None);
+    }
+
+    #[test]
+    fn pcie3_x2_raw_rate_is_1969_mb_s() {
+        let l = LinkSpec {
+            family: Family::Pcie,
+            generation: 3,
+            lanes: 2,
+            mps: 256,
+            completion_bytes: 128,
+        };
+        let r = l.rates(&pcie3());
+        assert!((r.raw_bytes_per_s / 1e6 - 1969.23).abs() < 0.01);
+        // 256 B payload, 16 B header, 8 B framing: 91.4 % (hardware-facts table).
+        assert!((r.read_payload_bytes_per_s / r.raw_bytes_per_s - 256.0 / 280.0).abs() < 1e-9);
+        assert!(r.write_payload_bytes_per_s < r.read_payload_bytes_per_s);
+    }
+
+    #[test]
+    fn larger_mps_is_never_slower() {
+        let mut prev = 0.0;
+        for mps in [128, 256, 512, 1024, 4096] {
+            let l = LinkSpec {
+                family: Family::Pcie,
+                generation: 3,
+                lanes: 1,
+                mps,
+                completion_bytes: 64,
+            };
+            let r = l.rates(&pcie3()).read_payload_bytes_per_s;
+            assert!(r > prev);
+            prev = r;
+        }
+    }
+}

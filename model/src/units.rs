@@ -1,0 +1,342 @@
+//! Physical units as newtypes, and the parsers for the strings users write.
+//!
+//! Sizes follow fio: `k`, `m`, `g`, `t` are powers of 1024 (`128k` = 131072 bytes) and a bare
+//! number is bytes. Rates are decimal, as storage vendors and our JSON contract use them:
+//! `550MB/s` = 550 x 10^6 bytes per second, `6Gbps` = 6 x 10^9 bits per second.
+//!
+//! Guarantees: every parser returns `Err(UnitError)` on bad input, never panics, and accepts
+//! surrounding whitespace and any letter case.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::ops::{Add, Div, Mul, Sub};
+
+/// A count of bytes.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Bytes(u64);
+
+impl Bytes {
+    pub const fn new(n: u64) -> Self {
+        Bytes(n)
+    }
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+    pub fn as_f64(self) -> f64 {
+        self.0 as f64
+    }
+}
+
+impl Add for Bytes {
+    type Output = Bytes;
+    fn add(self, o: Bytes) -> Bytes {
+        Bytes(self.0 + o.0)
+    }
+}
+
+impl fmt::Display for Bytes {
+    /// Prints in fio's binary style: `128k`, `1m`, `512`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0;
+        for (shift, suffix) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
+            if n >= 1 << shift && n % (1 << shift) == 0 {
+                return write!(f, "{}{}", n >> shift, suffix);
+            }
+        }
+        write!(f, "{n}")
+    }
+}
+
+/// A data rate in bytes per second.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Rate(f64);
+
+impl Rate {
+    pub fn from_bytes_per_s(b: f64) -> Self {
+        Rate(b)
+    }
+    pub fn from_mb_s(mb: f64) -> Self {
+        Rate(mb * 1e6)
+    }
+    pub fn bytes_per_s(self) -> f64 {
+        self.0
+    }
+    /// MB/s, 10^6 bytes per second: the unit of every report.
+    pub fn mb_s(self) -> f64 {
+        self.0 / 1e6
+    }
+    pub fn min(self, o: Rate) -> Rate {
+        Rate(self.0.min(o.0))
+    }
+}
+
+impl Mul<f64> for Rate {
+    type Output = Rate;
+    fn mul(self, k: f64) -> Rate {
+        Rate(self.0 * k)
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.1} MB/s", self.mb_s())
+    }
+}
+
+/// A point in simulated time, in integer nanoseconds since the start of a run.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct SimTime(u64);
+
+/// A span of simulated time, in integer nanoseconds.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct SimDuration(u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+    pub const fn from_nanos(ns: u64) -> Self {
+        SimTime(ns)
+    }
+    pub const fn nanos(self) -> u64 {
+        self.0
+    }
+    pub fn secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+}
+
+impl SimDuration {
+    pub const ZERO: SimDuration = SimDuration(0);
+    pub const fn from_nanos(ns: u64) -> Self {
+        SimDuration(ns)
+    }
+    pub fn from_secs_f64(s: f64) -> Self {
+        SimDuration((s * 1e9).round().max(0.0) as u64)
+    }
+    pub fn from_micros_f64(us: f64) -> Self {
+        SimDuration((us * 1e3).round().max(0.0) as u64)
+    }
+    pub const fn nanos(self) -> u64 {
+        self.0
+    }
+    pub fn secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    pub fn micros_f64(self) -> f64 {
+        self.0 as f64 * 1e-3
+    }
+}
+
+impl Add<SimDuration> for SimTime {
+    type Output = SimTime;
+    fn add(self, d: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(d.0))
+    }
+}
+
+impl Sub for SimTime {
+    type Output = SimDuration;
+    fn sub(self, o: SimTime) -> SimDuration {
+        SimDuration(self.0.saturating_sub(o.0))
+    }
+}
+
+impl Add for SimDuration {
+    type Output = SimDuration;
+    fn add(self, o: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_add(o.0))
+    }
+}
+
+impl Div<SimDuration> for Bytes {
+    type Output = Rate;
+    fn div(self, d: SimDuration) -> Rate {
+        if d.0 == 0 {
+            Rate(0.0)
+        } else {
+            Rate(self.0 as f64 / d.secs_f64())
+        }
+    }
+}
+
+/// Why a unit string did not parse.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{input:?} is not {expected}")]
+pub struct UnitError {
+    pub input: String,
+    pub expected: &'static str,
+}
+
+fn split_number(s: &str) -> Option<(f64, String)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.'))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    if end == 0 {
+        return None;
+    }
+    let v: f64 = s[..end].parse().ok()?;
+    if !v.is_finite() {
+        return None;
+    }
+    Some((v, s[end..].trim().to_ascii_lowercase()))
+}
+
+/// Parses a size the way fio does: `4k`, `128K`, `1m`, `1MiB`, `512`, `2g`. Suffixes are
+/// powers of 1024; `kb`/`kib` are accepted as the same. Fractions are allowed where they come
+/// out whole (`1.5k` = 1536).
+pub fn parse_size(s: &str) -> Result<Bytes, UnitError> {
+    let err = || UnitError {
+        input: s.to_string(),
+        expected: "a size such as 512, 4k, 128k, 1m or 2g (k = 1024)",
+    };
+    let (v, suffix) = split_number(s).ok_or_else(err)?;
+    let mult: u64 = match suffix.as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(err()),
+    };
+    let bytes = v * mult as f64;
+    if bytes < 0.0 || bytes.fract() != 0.0 || bytes > u64::MAX as f64 / 2.0 {
+        return Err(err());
+    }
+    Ok(Bytes(bytes as u64))
+}
+
+/// Parses a rate: `550MB/s`, `550 MB/s`, `1.5GB/s`, `6Gbps`, `6 Gb/s`, `100MiB/s`.
+/// A unit is required: a bare number is ambiguous and refused.
+pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
+    let err = || UnitError {
+        input: s.to_string(),
+        expected: "a rate with a unit, such as 550MB/s, 1.2GB/s, 100MiB/s or 6Gbps",
+    };
+    let (v, suffix) = split_number(s).ok_or_else(err)?;
+    let suffix = suffix.replace(' ', "");
+    let bytes_per_s = match suffix.as_str() {
+        "b/s" | "bps" => return Err(err()),
+        "kb/s" => v * 1e3,
+        "mb/s" => v * 1e6,
+        "gb/s" => v * 1e9,
+        "kib/s" => v * 1024.0,
+        "mib/s" => v * 1048576.0,
+        "gib/s" => v * 1073741824.0,
+        "kbps" | "kbit/s" => v * 1e3 / 8.0,
+        "mbps" | "mbit/s" => v * 1e6 / 8.0,
+        "gbps" | "gbit/s" => v * 1e9 / 8.0,
+        _ => return Err(err()),
+    };
+    // "Gb/s" lowercases to "gb/s"; only the exact original spelling tells bits from bytes.
+    let original = s.trim();
+    let is_bits =
+        original.ends_with("Gb/s") || original.ends_with("Mb/s") || original.ends_with("Kb/s");
+    let bytes_per_s = if is_bits {
+        bytes_per_s / 8.0
+    } else {
+        bytes_per_s
+    };
+    Ok(Rate(bytes_per_s))
+}
+
+/// Parses a percentage such as `10%`, `1%`, `100%`, or a bare fraction `0.1`.
+/// Returns the fraction in (0, 1].
+pub fn parse_fraction(s: &str) -> Result<f64, UnitError> {
+    let err = || UnitError {
+        input: s.to_string(),
+        expected: "a percentage in (0%, 100%], such as 10%",
+    };
+    let t = s.trim();
+    let v = if let Some(p) = t.strip_suffix('%') {
+        p.trim().parse::<f64>().map_err(|_| err())? / 100.0
+    } else {
+        t.parse::<f64>().map_err(|_| err())?
+    };
+    if v.is_finite() && v > 0.0 && v <= 1.0 {
+        Ok(v)
+    } else {
+        Err(err())
+    }
+}
+
+/// Parses a duration: `20s`, `500ms`, `2m`, `1h`, or bare seconds as fio does.
+pub fn parse_duration(s: &str) -> Result<SimDuration, UnitError> {
+    let err = || UnitError {
+        input: s.to_string(),
+        expected: "a duration such as 20s, 500ms, 2m or 1h",
+    };
+    let (v, suffix) = split_number(s).ok_or_else(err)?;
+    let secs = match suffix.as_str() {
+        "" | "s" | "sec" => v,
+        "ms" => v * 1e-3,
+        "us" => v * 1e-6,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => return Err(err()),
+    };
+    if !(0.0..=1e7).contains(&secs) {
+        return Err(err());
+    }
+    Ok(SimDuration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_binary_as_in_fio() {
+        assert_eq!(parse_size("128k").unwrap().get(), 131072);
+        assert_eq!(parse_size("1m").unwrap().get(), 1 << 20);
+        assert_eq!(parse_size("512").unwrap().get(), 512);
+        assert_eq!(parse_size("1.5K").unwrap().get(), 1536);
+        assert_eq!(parse_size(" 4KiB ").unwrap().get(), 4096);
+        assert!(parse_size("k").is_err());
+        assert!(parse_size("-4k").is_err());
+        assert!(parse_size("4q").is_err());
+        assert!(parse_size("0.3").is_err());
+    }
+
+    #[test]
+    fn rates_are_decimal_and_bits_are_divided() {
+        assert_eq!(parse_rate("550MB/s").unwrap().mb_s(), 550.0);
+        assert_eq!(parse_rate("6Gbps").unwrap().mb_s(), 750.0);
+        assert_eq!(parse_rate("6 Gb/s").unwrap().mb_s(), 750.0);
+        assert!((parse_rate("100MiB/s").unwrap().mb_s() - 104.8576).abs() < 1e-9);
+        assert!(parse_rate("550").is_err());
+    }
+
+    #[test]
+    fn display_round_trips_sizes() {
+        for s in ["512", "4k", "128k", "1m", "2g"] {
+            assert_eq!(parse_size(s).unwrap().to_string(), s);
+        }
+    }
+
+    #[test]
+    fn fractions_and_durations() {
+        assert_eq!(parse_fraction("10%").unwrap(), 0.1);
+        assert!(parse_fraction("0%").is_err());
+        assert!(parse_fraction("150%").is_err());
+        assert_eq!(parse_duration("500ms").unwrap().nanos(), 500_000_000);
+        assert_eq!(parse_duration("2").unwrap().nanos(), 2_000_000_000);
+    }
+
+    #[test]
+    fn bytes_over_time_is_a_rate() {
+        let r = Bytes::new(1_000_000) / SimDuration::from_secs_f64(1.0);
+        assert_eq!(r.mb_s(), 1.0);
+    }
+}

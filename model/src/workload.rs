@@ -1,0 +1,406 @@
+//! Workloads in fio's vocabulary: `rw`, `bs`, `iodepth`, `numjobs`, `rwmixread`, plus
+//! iopath's `region`, `active`/`drives` and `copy`.
+//!
+//! The same [`Workload`] drives the simulator and the hardware mode, so a simulated and a
+//! measured report of one workload line up field by field. [`WorkloadSpec`] is the
+//! unvalidated form (every field optional, as written in TOML or on the command line);
+//! [`WorkloadSpec::resolve`] fills defaults and checks ranges.
+
+use crate::units::{Bytes, SimDuration, parse_duration, parse_fraction, parse_size};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// fio's `rw` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    /// Sequential mixed reads and writes (fio `rw`/`readwrite`).
+    Rw,
+    RandRw,
+}
+
+impl Rw {
+    pub fn is_random(self) -> bool {
+        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw)
+    }
+    /// Share of I/Os that are reads, given `rwmixread` (percent).
+    pub fn read_share(self, rwmixread: u8) -> f64 {
+        match self {
+            Rw::Read | Rw::RandRead => 1.0,
+            Rw::Write | Rw::RandWrite => 0.0,
+            Rw::Rw | Rw::RandRw => f64::from(rwmixread) / 100.0,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::RandRead => "randread",
+            Rw::RandWrite => "randwrite",
+            Rw::Rw => "rw",
+            Rw::RandRw => "randrw",
+        }
+    }
+}
+
+impl FromStr for Rw {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "read" => Rw::Read,
+            "write" => Rw::Write,
+            "randread" => Rw::RandRead,
+            "randwrite" => Rw::RandWrite,
+            "rw" | "readwrite" => Rw::Rw,
+            "randrw" => Rw::RandRw,
+            other => {
+                return Err(format!(
+                    "{other:?} is not one of read, write, randread, randwrite, rw, randrw"
+                ));
+            }
+        })
+    }
+}
+
+impl fmt::Display for Rw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which drives a workload runs on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Targets {
+    /// Every drive in the topology.
+    All,
+    /// The first N drives in file order.
+    Active(usize),
+    /// Named drives.
+    Drives(Vec<String>),
+}
+
+/// A copy: read `from` sequentially and write the same data to `to`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Copy {
+    pub from: String,
+    pub to: String,
+}
+
+impl FromStr for Copy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.split_once(':') {
+            Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() => Ok(Copy {
+                from: a.trim().to_string(),
+                to: b.trim().to_string(),
+            }),
+            _ => Err(format!("{s:?} is not SRC:DST, e.g. D:E")),
+        }
+    }
+}
+
+/// A validated workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub rw: Rw,
+    /// Block size [bytes].
+    pub bs: Bytes,
+    /// I/Os each job keeps outstanding.
+    pub iodepth: u32,
+    /// Jobs per target drive.
+    pub numjobs: u32,
+    /// Percent of I/Os that are reads for `rw`/`randrw`.
+    pub rwmixread: u8,
+    /// Fraction of each drive, from its start, that I/O touches (0, 1].
+    pub region: f64,
+    /// Measured time; `None`: a sequential job covers its region once, others run a default.
+    pub runtime: Option<SimDuration>,
+    /// Warm-up before measuring.
+    pub ramp: Option<SimDuration>,
+    pub targets: Targets,
+    pub copies: Vec<Copy>,
+    pub seed: u64,
+    /// File size for file targets in the hardware mode.
+    pub size: Option<Bytes>,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            rw: Rw::Read,
+            bs: Bytes::new(128 * 1024),
+            iodepth: 1,
+            numjobs: 1,
+            rwmixread: 50,
+            region: 1.0,
+            runtime: None,
+            ramp: None,
+            targets: Targets::All,
+            copies: Vec::new(),
+            seed: 1,
+            size: None,
+        }
+    }
+}
+
+/// A workload as written: every field optional. Field names are fio's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// read | write | randread | randwrite | rw | randrw
+    pub rw: Option<String>,
+    /// Block size, k = 1024 as in fio: "4k", "128k", "1m", "512".
+    pub bs: Option<String>,
+    pub iodepth: Option<u32>,
+    pub numjobs: Option<u32>,
+    pub rwmixread: Option<u32>,
+    /// Part of each drive that I/O touches, from its start: "10%".
+    pub region: Option<String>,
+    /// Measured (simulated) time: "20s".
+    pub runtime: Option<String>,
+    /// Warm-up time: "2s".
+    pub ramp: Option<String>,
+    /// The first N drives in file order.
+    pub active: Option<usize>,
+    /// Named drives.
+    pub drives: Option<Vec<String>>,
+    /// Copies "SRC:DST".
+    pub copy: Option<Vec<String>>,
+    pub seed: Option<u64>,
+    /// File size for file targets (hardware mode): "1g".
+    pub size: Option<String>,
+}
+
+/// A workload field that failed to validate.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct WorkloadError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl WorkloadSpec {
+    /// Fields set in `over` win over fields set here.
+    pub fn merged(&self, over: &WorkloadSpec) -> WorkloadSpec {
+        WorkloadSpec {
+            rw: over.rw.clone().or_else(|| self.rw.clone()),
+            bs: over.bs.clone().or_else(|| self.bs.clone()),
+            iodepth: over.iodepth.or(self.iodepth),
+            numjobs: over.numjobs.or(self.numjobs),
+            rwmixread: over.rwmixread.or(self.rwmixread),
+            region: over.region.clone().or_else(|| self.region.clone()),
+            runtime: over.runtime.clone().or_else(|| self.runtime.clone()),
+            ramp: over.ramp.clone().or_else(|| self.ramp.clone()),
+            active: over.active.or(if over.drives.is_some() {
+                None
+            } else {
+                self.active
+            }),
+            drives: over.drives.clone().or_else(|| {
+                if over.active.is_some() {
+                    None
+                } else {
+                    self.drives.clone()
+                }
+            }),
+            copy: over.copy.clone().or_else(|| self.copy.clone()),
+            seed: over.seed.or(self.seed),
+            size: over.size.clone().or_else(|| self.size.clone()),
+        }
+    }
+
+    /// Validates every field, reporting all problems at once.
+    pub fn resolve(&self) -> Result<Workload, Vec<WorkloadError>> {
+        let mut errs = Vec::new();
+        let mut w = Workload::default();
+        let mut e =
+            |field: &'static str, message: String| errs.push(WorkloadError { field, message });
+        if let Some(rw) = &self.rw {
+            match rw.parse() {
+                Ok(v) => w.rw = v,
+                Err(m) => e("rw", m),
+            }
+        }
+        if let Some(bs) = &self.bs {
+            match parse_size(bs) {
+                Ok(b) if b.get() >= 512 && b.get() % 512 == 0 && b.get() <= 64 << 20 => w.bs = b,
+                Ok(_) => e(
+                    "bs",
+                    format!("{bs:?} must be a multiple of 512 bytes between 512 and 64m"),
+                ),
+                Err(err) => e("bs", err.to_string()),
+            }
+        }
+        if let Some(q) = self.iodepth {
+            if (1..=65536).contains(&q) {
+                w.iodepth = q
+            } else {
+                e("iodepth", format!("{q} is outside 1..65536"))
+            }
+        }
+        if let Some(n) = self.numjobs {
+            if (1..=4096).contains(&n) {
+                w.numjobs = n
+            } else {
+                e("numjobs", format!("{n} is outside 1..4096"))
+            }
+        }
+        if let Some(m) = self.rwmixread {
+            if m <= 100 {
+                w.rwmixread = m as u8
+            } else {
+                e("rwmixread", format!("{m} is not a percentage 0..100"))
+            }
+        }
+        if let Some(r) = &self.region {
+            match parse_fraction(r) {
+                Ok(f) => w.region = f,
+                Err(err) => e("region", err.to_string()),
+            }
+        }
+        for (field, val, slot) in [
+            ("runtime", &self.runtime, &mut w.runtime),
+            ("ramp", &self.ramp, &mut w.ramp),
+        ] {
+            if let Some(v) = val {
+                match parse_duration(v) {
+                    Ok(d) if field == "runtime" && d.nanos() == 0 => {
+                        e(field, "must be longer than 0".to_string())
+                    }
+                    Ok(d) => *slot = Some(d),
+                    Err(err) => e(field, err.to_string()),
+                }
+            }
+        }
+        match (self.active, &self.drives) {
+            (Some(_), Some(_)) => e(
+                "active",
+                "give either active or drives, not both".to_string(),
+            ),
+            (Some(0), None) => e("active", "must be at least 1".to_string()),
+            (Some(n), None) => w.targets = Targets::Active(n),
+            (None, Some(d)) if d.is_empty() => e("drives", "names no drive".to_string()),
+            (None, Some(d)) => w.targets = Targets::Drives(d.clone()),
+            (None, None) => {}
+        }
+        if let Some(copies) = &self.copy {
+            for c in copies {
+                match c.parse::<Copy>() {
+                    Ok(c) if c.from == c.to => e(
+                        "copy",
+                        format!("{}:{} copies a drive onto itself", c.from, c.to),
+                    ),
+                    Ok(c) => w.copies.push(c),
+                    Err(m) => e("copy", m),
+                }
+            }
+        }
+        if let Some(s) = self.seed {
+            w.seed = s;
+        }
+        if let Some(s) = &self.size {
+            match parse_size(s) {
+                Ok(b) if b.get() > 0 => w.size = Some(b),
+                Ok(_) => e("size", "must be larger than 0".to_string()),
+                Err(err) => e("size", err.to_string()),
+            }
+        }
+        if errs.is_empty() { Ok(w) } else { Err(errs) }
+    }
+}
+
+impl Workload {
+    /// A short fio-like description: `read bs=1m iodepth=8`.
+    pub fn describe(&self) -> String {
+        let mut s = if self.copies.is_empty() {
+            format!("{} bs={} iodepth={}", self.rw, self.bs, self.iodepth)
+        } else {
+            let c: Vec<String> = self
+                .copies
+                .iter()
+                .map(|c| format!("{}:{}", c.from, c.to))
+                .collect();
+            format!(
+                "copy {} bs={} iodepth={}",
+                c.join(","),
+                self.bs,
+                self.iodepth
+            )
+        };
+        if self.numjobs > 1 {
+            s += &format!(" numjobs={}", self.numjobs);
+        }
+        if matches!(self.rw, Rw::Rw | Rw::RandRw) {
+            s += &format!(" rwmixread={}", self.rwmixread);
+        }
+        if self.region < 1.0 {
+            s += &format!(" region={}%", self.region * 100.0);
+        }
+        match &self.targets {
+            Targets::All => {}
+            Targets::Active(n) => s += &format!(" active={n}"),
+            Targets::Drives(d) => s += &format!(" drives={}", d.join(",")),
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_fio_style_fields() {
+        let spec = WorkloadSpec {
+            rw: Some("randread".into()),
+            bs: Some("512".into()),
+            numjobs: Some(2),
+            region: Some("10%".into()),
+            active: Some(5),
+            ..Default::default()
+        };
+        let w = spec.resolve().unwrap();
+        assert_eq!(w.rw, Rw::RandRead);
+        assert_eq!(w.bs.get(), 512);
+        assert_eq!(w.region, 0.1);
+        assert_eq!(w.targets, Targets::Active(5));
+    }
+
+    #[test]
+    fn reports_every_bad_field() {
+        let spec = WorkloadSpec {
+            rw: Some("sideways".into()),
+            bs: Some("100".into()),
+            iodepth: Some(0),
+            rwmixread: Some(140),
+            copy: Some(vec!["D".into()]),
+            ..Default::default()
+        };
+        let errs = spec.resolve().unwrap_err();
+        let fields: Vec<_> = errs.iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["rw", "bs", "iodepth", "rwmixread", "copy"]);
+    }
+
+    #[test]
+    fn merge_lets_the_command_line_win() {
+        let file = WorkloadSpec {
+            rw: Some("read".into()),
+            active: Some(3),
+            ..Default::default()
+        };
+        let cli = WorkloadSpec {
+            drives: Some(vec!["D".into()]),
+            ..Default::default()
+        };
+        let m = file.merged(&cli);
+        assert_eq!(m.active, None);
+        assert_eq!(m.drives, Some(vec!["D".to_string()]));
+        assert_eq!(m.rw.as_deref(), Some("read"));
+    }
+}
