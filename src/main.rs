@@ -1,0 +1,2 @@
+//! iopath command-line program (being built).
+fn main() {}
