@@ -1,1 +1,192 @@
-//! placeholder
+//! The closed-form bottleneck estimate: weighted max-min fair water-filling over the
+//! resources of [`crate::paths`].
+//!
+//! Each active drive is a flow whose rate grows until a resource on its path is full
+//! (`sum of rate x seconds-per-byte = 1`); flows through a full resource freeze, the others
+//! keep growing. The result is the highest aggregate the topology can carry with every drive
+//! asking for all it can do, and the element that binds. [`max_min`] is also the allocation
+//! step of the simulator's fluid model.
+
+use crate::paths::{Cost, Dir, ResourceGraph};
+use crate::topology::{NodeIx, Topology};
+use serde::Serialize;
+
+/// Result of a weighted max-min allocation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Allocation {
+    /// Rate of each flow [payload bytes/s].
+    pub rates: Vec<f64>,
+    /// Utilization of each resource (0..=1).
+    pub util: Vec<f64>,
+    /// For each flow, the resource that froze it (None: unconstrained).
+    pub binding: Vec<Option<usize>>,
+}
+
+/// Weighted max-min fairness with equal rate increments.
+///
+/// `flows[f]` lists the costs of flow `f`; `n_res` is the number of resources, each of
+/// capacity 1. `caps[f]` optionally caps a flow's rate (bytes/s).
+pub fn max_min(flows: &[Vec<Cost>], n_res: usize, caps: &[f64]) -> Allocation {
+    let nf = flows.len();
+    let mut rates = vec![0.0; nf];
+    let mut frozen = vec![false; nf];
+    let mut binding = vec![None; nf];
+    let mut used = vec![0.0f64; n_res];
+    let mut full = vec![false; n_res];
+    for f in 0..nf {
+        if flows[f].is_empty() && caps.get(f).is_none_or(|c| !c.is_finite()) {
+            // A flow that costs nothing and has no cap would be infinite: leave it at 0.
+            frozen[f] = true;
+        }
+    }
+    for _round in 0..=(n_res + nf) {
+        let mut weight = vec![0.0f64; n_res];
+        let mut any = false;
+        for f in 0..nf {
+            if frozen[f] {
+                continue;
+            }
+            any = true;
+            for c in &flows[f] {
+                weight[c.resource] += c.s_per_byte;
+            }
+        }
+        if !any {
+            break;
+        }
+        // Largest equal increment before a resource fills or a flow reaches its cap.
+        let mut delta = f64::INFINITY;
+        for r in 0..n_res {
+            if weight[r] > 0.0 && !full[r] {
+                delta = delta.min(((1.0 - used[r]) / weight[r]).max(0.0));
+            }
+        }
+        for f in 0..nf {
+            if !frozen[f]
+                && let Some(&cap) = caps.get(f)
+            {
+                delta = delta.min((cap - rates[f]).max(0.0));
+            }
+        }
+        if !delta.is_finite() {
+            break;
+        }
+        for f in 0..nf {
+            if !frozen[f] {
+                rates[f] += delta;
+            }
+        }
+        for r in 0..n_res {
+            used[r] += delta * weight[r];
+            if weight[r] > 0.0 && used[r] >= 1.0 - 1e-9 {
+                full[r] = true;
+            }
+        }
+        for f in 0..nf {
+            if frozen[f] {
+                continue;
+            }
+            if let Some(c) = flows[f].iter().find(|c| full[c.resource]) {
+                frozen[f] = true;
+                binding[f] = Some(c.resource);
+            } else if caps.get(f).is_some_and(|&cap| rates[f] >= cap - 1e-9 * cap.max(1.0)) {
+                frozen[f] = true;
+            }
+        }
+    }
+    Allocation { rates, util: used.into_iter().map(|u| u.min(1.0)).collect(), binding }
+}
+
+/// Traffic mix of a bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mix {
+    Read,
+    Write,
+    /// Half reads, half writes on every drive.
+    Mixed,
+}
+
+/// One row of the bound table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BoundRow {
+    pub active: usize,
+    pub mix: Mix,
+    /// Highest aggregate payload rate [MB/s].
+    pub total_mb_s: f64,
+    pub per_drive_mb_s: Vec<f64>,
+    /// The element that binds: the full resource most drives wait on.
+    pub binding: String,
+    pub binding_kind: String,
+}
+
+/// The bound for a set of drives, all asking for all they can do with `bs`-byte commands.
+pub fn bound(t: &Topology, g: &ResourceGraph, drives: &[NodeIx], mix: Mix, bs: u64, random: bool) -> BoundRow {
+    let flows: Vec<Vec<Cost>> = drives
+        .iter()
+        .map(|&d| match mix {
+            Mix::Read => g.class_costs(t, d, Dir::Read, bs, random, true),
+            Mix::Write => g.class_costs(t, d, Dir::Write, bs, random, true),
+            Mix::Mixed => {
+                let mut v: Vec<Cost> = Vec::new();
+                for c in g.class_costs(t, d, Dir::Read, bs, random, true).into_iter().chain(g.class_costs(t, d, Dir::Write, bs, random, true)) {
+                    match v.iter_mut().find(|x| x.resource == c.resource) {
+                        Some(x) => x.s_per_byte += 0.5 * c.s_per_byte,
+                        None => v.push(Cost { resource: c.resource, s_per_byte: 0.5 * c.s_per_byte }),
+                    }
+                }
+                v
+            }
+        })
+        .collect();
+    let a = max_min(&flows, g.resources.len(), &[]);
+    // The binding element: the full resource that froze the most flows; ties go to the one
+    // nearest the host (shared by more of the tree).
+    let mut count = vec![0usize; g.resources.len()];
+    for r in a.binding.iter().flatten() {
+        count[*r] += 1;
+    }
+    let best = (0..g.resources.len()).filter(|&r| count[r] > 0).max_by(|&x, &y| {
+        count[x].cmp(&count[y]).then_with(|| t.path_to_host(g.resources[y].node).len().cmp(&t.path_to_host(g.resources[x].node).len()))
+    });
+    let (binding, binding_kind) = match best {
+        Some(r) => {
+            let res = &g.resources[r];
+            let kind = if count[r] == 1 && drives.len() > 1 && res.kind == "media" { "media".to_string() } else { res.kind.to_string() };
+            (res.id.clone(), kind)
+        }
+        None => ("none".to_string(), String::new()),
+    };
+    BoundRow {
+        active: drives.len(),
+        mix,
+        total_mb_s: a.rates.iter().sum::<f64>() / 1e6,
+        per_drive_mb_s: a.rates.iter().map(|r| r / 1e6).collect(),
+        binding,
+        binding_kind,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn water_filling_shares_a_full_resource_equally() {
+        // Two flows share resource 0 (cost 1 s/B -> capacity 1 B/s); flow 1 also uses
+        // resource 1 with capacity 0.25 B/s.
+        let flows = vec![vec![Cost { resource: 0, s_per_byte: 1.0 }], vec![Cost { resource: 0, s_per_byte: 1.0 }, Cost { resource: 1, s_per_byte: 4.0 }]];
+        let a = max_min(&flows, 2, &[]);
+        assert!((a.rates[1] - 0.25).abs() < 1e-9);
+        assert!((a.rates[0] - 0.75).abs() < 1e-9);
+        assert!(a.util.iter().all(|&u| u <= 1.0));
+    }
+
+    #[test]
+    fn caps_limit_flows() {
+        let flows = vec![vec![Cost { resource: 0, s_per_byte: 1.0 }], vec![Cost { resource: 0, s_per_byte: 1.0 }]];
+        let a = max_min(&flows, 1, &[0.1, f64::INFINITY]);
+        assert!((a.rates[0] - 0.1).abs() < 1e-9);
+        assert!((a.rates[1] - 0.9).abs() < 1e-9);
+    }
+}

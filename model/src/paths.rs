@@ -1,1 +1,293 @@
-//! placeholder
+//! The physics of a topology as shared resources and per-byte costs.
+//!
+//! Every element that data crosses becomes one or two [`Resource`]s, each with capacity
+//! 1.0 (the whole of its time). A traffic class (one drive, one direction, one block size)
+//! costs each resource on its path a number of *seconds per payload byte* ([`Cost`]):
+//!
+//! - a half-duplex SATA link is one resource that reads and writes share;
+//! - a full-duplex link (PCIe, SAS) is two: `up` (towards the host: disk reads) and `down`;
+//!   a disk write also costs its `up` a little (PCIe read requests);
+//! - per-command protocol bytes and switching costs are spread over the command's bytes,
+//!   so small blocks cost more per byte;
+//! - an SSD's media is one resource whose cost is the slower of its sequential rate and its
+//!   IOPS at the block size (random I/O);
+//! - a controller with a command-rate limit gets a resource costing `1/(max_iops x bs)`.
+//!
+//! The closed-form bound ([`crate::bound`]) and the simulator both use these costs, so the
+//! simulated throughput can never exceed the bound.
+
+use crate::catalog::Kind;
+use crate::link::{Family, LinkRates};
+use crate::topology::{NodeIx, Topology};
+use serde::Serialize;
+
+/// Direction of data for a traffic class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Dir {
+    /// Drive to host (a disk read).
+    Read,
+    /// Host to drive (a disk write).
+    Write,
+}
+
+/// Which side of a link a resource is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Side {
+    /// Half duplex: one budget for both directions.
+    Both,
+    Up,
+    Down,
+    /// Not a link: a drive's media, a controller's command engine.
+    Internal,
+}
+
+/// A shared element with capacity 1.0.
+#[derive(Debug, Clone, Serialize)]
+pub struct Resource {
+    /// Report id: `hba.uplink`, `D.link`, `D.media`, `pm.upstream`, `hba.cmd`.
+    pub id: String,
+    pub node: NodeIx,
+    pub side: Side,
+    /// What it is, for reports: "pcie", "sata", "sas", "media", "command".
+    pub kind: &'static str,
+    /// Payload rate for 1 MiB reads (or writes for `Down`), for display [MB/s].
+    pub nominal_mb_s: f64,
+}
+
+/// Seconds per payload byte a class costs one resource.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Cost {
+    pub resource: usize,
+    pub s_per_byte: f64,
+}
+
+/// The resources of a topology, with per-node indices for quick lookup.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResourceGraph {
+    pub resources: Vec<Resource>,
+    /// For each node: its link resources (`[both]` or `[up, down]`), empty for the host.
+    link_res: Vec<Vec<usize>>,
+    /// For each drive node: its media resource.
+    media_res: Vec<Option<usize>>,
+    /// For each controller node: its command-rate resource, when it has a limit.
+    cmd_res: Vec<Option<usize>>,
+    rates: Vec<Option<LinkRates>>,
+}
+
+/// Per-class fixed latencies, outside any shared resource [us].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Latencies {
+    /// Host software, controller command processing, switch and expander hops, both ways.
+    pub path_us: f64,
+    /// STP turnaround per write data FIS (<= 8 KiB) when a SATA drive sits behind an expander.
+    pub stp_turnaround_us: f64,
+}
+
+/// Largest data FIS payload: a write crosses STP in chunks of at most this size.
+pub const FIS_BYTES: f64 = 8192.0;
+
+impl ResourceGraph {
+    pub fn new(t: &Topology) -> ResourceGraph {
+        let n = t.nodes.len();
+        let mut g = ResourceGraph { resources: Vec::new(), link_res: vec![Vec::new(); n], media_res: vec![None; n], cmd_res: vec![None; n], rates: vec![None; n] };
+        for (ix, node) in t.nodes.iter().enumerate() {
+            if node.parent.is_none() {
+                continue;
+            }
+            let link = node.link;
+            if link.family != Family::Internal
+                && let Some(gf) = t.generation(&link)
+            {
+                let r = link.rates(gf);
+                g.rates[ix] = Some(r);
+                let (name, kind) = match node.kind {
+                    Kind::Drive => (format!("{}.link", node.id), family_kind(link.family)),
+                    Kind::PortMultiplier => (format!("{}.upstream", node.id), "sata"),
+                    _ => (format!("{}.uplink", node.id), family_kind(link.family)),
+                };
+                if r.half_duplex {
+                    let a = g.push(name, ix, Side::Both, kind, r.read_payload_bytes_per_s / 1e6);
+                    g.link_res[ix].push(a);
+                } else {
+                    let up = g.push(format!("{name}.up"), ix, Side::Up, kind, r.read_payload_bytes_per_s / 1e6);
+                    let down = g.push(format!("{name}.down"), ix, Side::Down, kind, r.write_payload_bytes_per_s / 1e6);
+                    g.link_res[ix].extend([up, down]);
+                }
+            }
+            match node.kind {
+                Kind::Drive => {
+                    let nominal = match node.text("class") {
+                        Some("hdd") => node.num("outer_mb_s", 100.0),
+                        _ => node.num("seq_read_mb_s", 500.0),
+                    };
+                    g.media_res[ix] = Some(g.push(format!("{}.media", node.id), ix, Side::Internal, "media", nominal));
+                }
+                Kind::Controller => {
+                    let iops = node.num("max_iops", f64::INFINITY);
+                    if iops.is_finite() {
+                        g.cmd_res[ix] = Some(g.push(format!("{}.cmd", node.id), ix, Side::Internal, "command", f64::NAN));
+                    }
+                }
+                _ => {}
+            }
+        }
+        g
+    }
+
+    fn push(&mut self, id: String, node: NodeIx, side: Side, kind: &'static str, nominal_mb_s: f64) -> usize {
+        self.resources.push(Resource { id, node, side, kind, nominal_mb_s });
+        self.resources.len() - 1
+    }
+
+    /// The link capacities of a node's link to its parent.
+    pub fn link_rates(&self, node: NodeIx) -> Option<&LinkRates> {
+        self.rates[node].as_ref()
+    }
+
+    pub fn media_resource(&self, drive: NodeIx) -> Option<usize> {
+        self.media_res[drive]
+    }
+
+    /// Resources of one node's link to its parent.
+    pub fn link_resources(&self, node: NodeIx) -> &[usize] {
+        &self.link_res[node]
+    }
+
+    /// What a class costs each resource on its path, for `bs`-byte commands.
+    ///
+    /// `include_hdd_media`: the bound includes an HDD's outer-zone media rate; the simulator
+    /// models HDD mechanics itself and leaves it out.
+    pub fn class_costs(&self, t: &Topology, drive: NodeIx, dir: Dir, bs: u64, random: bool, include_hdd_media: bool) -> Vec<Cost> {
+        let bs = bs.max(1) as f64;
+        let mut out = Vec::new();
+        let d = &t.nodes[drive];
+        let path = t.path_to_host(drive);
+        let controller = path.iter().copied().find(|&ix| t.nodes[ix].kind == Kind::Controller);
+        let behind_expander = path.iter().any(|&ix| t.nodes[ix].kind == Kind::Expander);
+        let n_fis = (bs / FIS_BYTES).ceil();
+        let fbs_pm = path.iter().copied().find(|&ix| t.nodes[ix].kind == Kind::PortMultiplier);
+
+        // Media.
+        if let Some(m) = self.media_res[drive] {
+            let class = d.text("class").unwrap_or("ssd");
+            let cost = if class == "hdd" {
+                if include_hdd_media {
+                    let rate = d.num("outer_mb_s", 100.0) * 1e6 * if dir == Dir::Write { d.num("write_efficiency", 1.0) } else { 1.0 };
+                    Some(1.0 / rate)
+                } else {
+                    None
+                }
+            } else {
+                let (seq, iops) = match dir {
+                    Dir::Read => (d.num("seq_read_mb_s", 500.0), d.num("rand_read_iops", f64::INFINITY)),
+                    Dir::Write => (d.num("seq_write_mb_s", 500.0), d.num("rand_write_iops", f64::INFINITY)),
+                };
+                let mut c = 1.0 / (seq * 1e6);
+                if random {
+                    c = c.max(1.0 / (iops * bs));
+                }
+                // A SATA drive's write intake waits for every STP turnaround behind an expander.
+                if dir == Dir::Write && behind_expander && d.text("interface") == Some("sata") {
+                    c += n_fis * self.stp_turnaround_us(t, drive) * 1e-6 / bs;
+                }
+                Some(c)
+            };
+            if let Some(c) = cost {
+                out.push(Cost { resource: m, s_per_byte: c });
+            }
+        }
+
+        // Links from the drive up to the host.
+        for &ix in &path {
+            let node = &t.nodes[ix];
+            let Some(r) = self.rates[ix] else { continue };
+            let res = &self.link_res[ix];
+            let raw = r.raw_bytes_per_s;
+            let cmd = r.command_overhead_bytes / (raw * bs);
+            match node.kind {
+                Kind::Drive if r.half_duplex => {
+                    let (pe_name, payload) = match dir {
+                        Dir::Read => ("port_read_efficiency", r.read_payload_bytes_per_s),
+                        Dir::Write => ("port_write_efficiency", r.write_payload_bytes_per_s),
+                    };
+                    let pe = controller.map(|c| t.nodes[c].num(pe_name, 1.0)).unwrap_or(1.0);
+                    out.push(Cost { resource: res[0], s_per_byte: 1.0 / (payload * pe) + cmd });
+                }
+                Kind::PortMultiplier => {
+                    let payload = match dir {
+                        Dir::Read => r.read_payload_bytes_per_s,
+                        Dir::Write => r.write_payload_bytes_per_s,
+                    };
+                    let eff = node.num("upstream_efficiency", 1.0);
+                    let switch = if pm_uses_fbs(t, ix) { node.num("switch_cost_us", 0.0) * 1e-6 / bs } else { 0.0 };
+                    out.push(Cost { resource: res[0], s_per_byte: 1.0 / (payload * eff) + cmd + switch });
+                }
+                _ if r.half_duplex => {
+                    let payload = if dir == Dir::Read { r.read_payload_bytes_per_s } else { r.write_payload_bytes_per_s };
+                    out.push(Cost { resource: res[0], s_per_byte: 1.0 / payload + cmd });
+                }
+                _ => {
+                    let (re, we) = if node.kind == Kind::Controller {
+                        let re = node.num("dma_read_efficiency", 1.0);
+                        (re, node.num("dma_write_efficiency", re))
+                    } else {
+                        (1.0, 1.0)
+                    };
+                    match dir {
+                        Dir::Read => out.push(Cost { resource: res[0], s_per_byte: 1.0 / (r.read_payload_bytes_per_s * re) + cmd }),
+                        Dir::Write => {
+                            out.push(Cost { resource: res[1], s_per_byte: 1.0 / (r.write_payload_bytes_per_s * we) + cmd });
+                            if r.write_reverse_bytes_per_byte > 0.0 {
+                                out.push(Cost { resource: res[0], s_per_byte: r.write_reverse_bytes_per_byte / raw });
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(c) = self.cmd_res[ix] {
+                out.push(Cost { resource: c, s_per_byte: 1.0 / (node.num("max_iops", f64::INFINITY) * bs) });
+            }
+        }
+        let _ = fbs_pm;
+        out
+    }
+
+    /// STP turnaround per write data FIS for a SATA drive behind expanders [us].
+    pub fn stp_turnaround_us(&self, t: &Topology, drive: NodeIx) -> f64 {
+        if t.nodes[drive].text("interface") != Some("sata") {
+            return 0.0;
+        }
+        t.path_to_host(drive).iter().filter(|&&ix| t.nodes[ix].kind == Kind::Expander).map(|&ix| t.nodes[ix].num("stp_write_turnaround_us", 0.0)).sum()
+    }
+
+    /// Fixed latencies of a drive's path (both ways), outside shared resources.
+    pub fn latencies(&self, t: &Topology, drive: NodeIx) -> Latencies {
+        let mut path_us = t.host().num("io_overhead_us", 0.0);
+        for &ix in &t.path_to_host(drive) {
+            let n = &t.nodes[ix];
+            path_us += match n.kind {
+                Kind::Controller => n.num("cmd_overhead_us", 0.0),
+                Kind::Switch | Kind::Expander => 2.0 * n.num("hop_latency_us", 0.0),
+                _ => 0.0,
+            };
+        }
+        Latencies { path_us, stp_turnaround_us: self.stp_turnaround_us(t, drive) }
+    }
+}
+
+/// Whether a port multiplier switches by FIS: it is capable, it is on, and its controller
+/// supports FBS. Otherwise it switches by command (CBS).
+pub fn pm_uses_fbs(t: &Topology, pm: NodeIx) -> bool {
+    let n = &t.nodes[pm];
+    let ctrl_fbs = n.parent.map(|p| t.nodes[p].text("pm_support") == Some("fbs")).unwrap_or(false);
+    n.flag("fbs_capable", false) && n.flag("fbs", n.flag("fbs_capable", false)) && ctrl_fbs
+}
+
+fn family_kind(f: Family) -> &'static str {
+    match f {
+        Family::Sata => "sata",
+        Family::Sas => "sas",
+        Family::Pcie => "pcie",
+        Family::Internal => "internal",
+    }
+}

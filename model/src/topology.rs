@@ -1274,7 +1274,7 @@ port = 0
         let d = &e.diagnostics[0];
         assert_eq!((d.line, d.key.as_str()), (7, "node[0].part"));
         assert!(
-            d.message.contains("did you mean \"asm1166\""),
+            d.message.contains("did you mean") && d.message.contains("\"asm1166\""),
             "{}",
             d.message
         );
