@@ -1,0 +1,248 @@
+//! Hard-drive mechanics: zoned media rate by LBA, a seek curve, the platter's rotation,
+//! rotational position ordering over queued commands, and read-ahead / write-back streams.
+//!
+//! Geometry: with constant linear density the media rate is proportional to the radius, and
+//! LBAs fill the platter from the outside in, so the LBA fraction `x` maps to the radius
+//! `r(x) = sqrt(1 - x (1 - rho^2))` (as a share of the outer radius, `rho` = inner/outer
+//! rate). The drive has `zones` recording zones, each at the rate of its middle radius.
+//! Seeks follow `t2t + (full - t2t) sqrt(d)` over the stroke share `d`, with `full` chosen so
+//! that a random seek averages the datasheet's `avg_seek_ms` (E[sqrt|u-v|] = 8/15).
+//! A sector's angle is a fixed pseudo-random function of its block, so rotational waits come
+//! out of the geometry and ordering several queued commands shortens them (NCQ).
+
+use iopath_model::topology::Node;
+
+/// Figures of one HDD, in SI units.
+#[derive(Debug, Clone)]
+pub struct HddGeometry {
+    pub capacity: f64,
+    pub outer_bps: f64,
+    pub rho: f64,
+    pub zones: usize,
+    pub rev_ns: f64,
+    pub t2t_ns: f64,
+    pub full_ns: f64,
+    pub cmd_ns: f64,
+    pub cache_bytes: f64,
+    pub write_eff: f64,
+}
+
+impl HddGeometry {
+    pub fn from_node(n: &Node) -> HddGeometry {
+        let outer = n.num("outer_mb_s", 100.0) * 1e6;
+        let inner = n.num("inner_mb_s", outer / 2e6) * 1e6;
+        let t2t = n.num("track_to_track_ms", 1.0) * 1e6;
+        let avg = n.num("avg_seek_ms", 8.5) * 1e6;
+        HddGeometry {
+            capacity: n.num("capacity_gb", 1000.0) * 1e9,
+            outer_bps: outer,
+            rho: (inner / outer).clamp(0.05, 1.0),
+            zones: n.num("zones", 16.0).max(1.0) as usize,
+            rev_ns: 60e9 / n.num("rpm", 7200.0),
+            t2t_ns: t2t,
+            full_ns: t2t + (avg - t2t).max(0.0) * 15.0 / 8.0,
+            cmd_ns: n.num("cmd_overhead_us", 0.0) * 1e3,
+            cache_bytes: n.num("cache_mib", 16.0) * 1048576.0,
+            write_eff: n.num("write_efficiency", 1.0),
+        }
+    }
+
+    /// Media rate at a byte offset [bytes/s] (zoned).
+    pub fn rate_at(&self, offset: f64) -> f64 {
+        let x = (offset / self.capacity).clamp(0.0, 1.0);
+        let z = ((x * self.zones as f64) as usize).min(self.zones - 1);
+        let xm = (z as f64 + 0.5) / self.zones as f64;
+        self.outer_bps * self.radius(xm)
+    }
+
+    fn radius(&self, x: f64) -> f64 {
+        (1.0 - x * (1.0 - self.rho * self.rho)).max(0.0).sqrt()
+    }
+
+    /// Stroke position (0 = outer edge, 1 = inner) of a byte offset.
+    pub fn stroke(&self, offset: f64) -> f64 {
+        if self.rho >= 1.0 {
+            return (offset / self.capacity).clamp(0.0, 1.0);
+        }
+        (1.0 - self.radius((offset / self.capacity).clamp(0.0, 1.0))) / (1.0 - self.rho)
+    }
+
+    /// Seek time between two stroke positions [ns].
+    pub fn seek_ns(&self, from: f64, to: f64) -> f64 {
+        let d = (from - to).abs();
+        if d < 1e-7 { 0.0 } else { self.t2t_ns + (self.full_ns - self.t2t_ns) * d.sqrt() }
+    }
+
+    /// Angle (fraction of a turn) of the sector holding `offset`.
+    pub fn angle(&self, offset: f64) -> f64 {
+        let block = (offset / 4096.0) as u64;
+        // A fixed scramble: sectors per track vary by zone, so any fixed map will do.
+        let h = block.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Positioning time from the head's state to `offset`, starting at time `now` [ns]:
+    /// seek, then wait for the sector to come round.
+    pub fn position_ns(&self, head_stroke: f64, now_ns: f64, offset: f64) -> f64 {
+        let seek = self.seek_ns(head_stroke, self.stroke(offset));
+        let arrive = now_ns + seek + self.cmd_ns;
+        let platter = (arrive / self.rev_ns).fract();
+        let wait = (self.angle(offset) - platter).rem_euclid(1.0) * self.rev_ns;
+        self.cmd_ns + seek + wait
+    }
+}
+
+/// A read-ahead stream: the media keeps reading past the last request, at most a cache
+/// ahead of what the host has asked for.
+#[derive(Debug, Clone, Default)]
+pub struct ReadAhead {
+    pub active: bool,
+    /// Where the stream began.
+    pub begin: f64,
+    /// Where the next sequential request must start to hit the stream.
+    pub next: f64,
+    origin: f64,
+    origin_t: f64,
+    rate: f64,
+    asked: f64,
+}
+
+impl ReadAhead {
+    /// Starts a stream at `offset` (the head is there) at time `t`.
+    pub fn start(&mut self, g: &HddGeometry, offset: f64, t: f64) {
+        *self = ReadAhead {
+            active: true,
+            begin: offset,
+            next: offset,
+            origin: offset,
+            origin_t: t,
+            rate: g.rate_at(offset),
+            asked: offset,
+        };
+    }
+
+    fn pos(&self, t: f64, cache: f64) -> f64 {
+        (self.origin + (t - self.origin_t).max(0.0) * self.rate * 1e-9).min(self.asked + cache)
+    }
+
+    /// A request for `[offset, offset+len)` at time `t`, sequential to the stream: returns
+    /// when its last byte is in the drive's buffer [ns].
+    pub fn request(&mut self, g: &HddGeometry, offset: f64, len: f64, t: f64) -> f64 {
+        // Re-anchor at the present position (the media may have stalled against the cache).
+        let p = self.pos(t, g.cache_bytes);
+        self.origin = p;
+        self.origin_t = t;
+        self.rate = g.rate_at(p);
+        let end = offset + len;
+        self.asked = self.asked.max(end);
+        self.next = self.next.max(end);
+        if end <= p { t } else { t + (end - p) / self.rate * 1e9 }
+    }
+
+    /// Whether a read at `offset` is served by this stream: at or after its start and within
+    /// a cache's length of what was asked so far (several sequential reads may be in flight).
+    pub fn hits(&self, g: &HddGeometry, offset: f64) -> bool {
+        self.active && offset + 0.5 >= self.begin && offset <= self.next + g.cache_bytes
+    }
+}
+
+/// A write-back stream: the drive accepts sequential writes into its cache and writes them
+/// to the media at the zone rate; a write is accepted once the cache has room for it.
+#[derive(Debug, Clone, Default)]
+pub struct WriteBack {
+    pub active: bool,
+    pub begin: f64,
+    pub next: f64,
+    origin: f64,
+    origin_t: f64,
+    rate: f64,
+    accepted: f64,
+}
+
+impl WriteBack {
+    pub fn start(&mut self, g: &HddGeometry, offset: f64, t: f64) {
+        *self = WriteBack {
+            active: true,
+            begin: offset,
+            next: offset,
+            origin: offset,
+            origin_t: t,
+            rate: g.rate_at(offset) * g.write_eff,
+            accepted: offset,
+        };
+    }
+
+    /// Data for `[offset, offset+len)` has arrived at time `t`: returns when the drive
+    /// acknowledges it [ns].
+    pub fn accept(&mut self, g: &HddGeometry, offset: f64, len: f64, t: f64) -> f64 {
+        // Media position now (it cannot pass what was accepted).
+        let p = (self.origin + (t - self.origin_t).max(0.0) * self.rate * 1e-9).min(self.accepted);
+        self.origin = p;
+        self.origin_t = t;
+        self.rate = g.rate_at(p) * g.write_eff;
+        let end = offset + len;
+        self.accepted = self.accepted.max(end);
+        self.next = self.next.max(end);
+        let need = end - g.cache_bytes;
+        if need <= p { t } else { t + (need - p) / self.rate * 1e9 }
+    }
+
+    /// Whether a write at `offset` continues this stream (several may be in flight).
+    pub fn hits(&self, g: &HddGeometry, offset: f64) -> bool {
+        self.active && offset + 0.5 >= self.begin && offset <= self.next + g.cache_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geo() -> HddGeometry {
+        HddGeometry {
+            capacity: 1e12,
+            outer_bps: 200e6,
+            rho: 0.5,
+            zones: 1000,
+            rev_ns: 60e9 / 7200.0,
+            t2t_ns: 1e6,
+            full_ns: 1e6 + 7.5e6 * 15.0 / 8.0,
+            cmd_ns: 0.0,
+            cache_bytes: 64e6,
+            write_eff: 1.0,
+        }
+    }
+
+    #[test]
+    fn whole_surface_average_is_the_mean_of_outer_and_inner() {
+        // Time-averaged rate over all LBAs = (outer + inner) / 2 for r proportional to rate.
+        let g = geo();
+        let n = 100_000;
+        let t: f64 =
+            (0..n).map(|i| (g.capacity / n as f64) / g.rate_at((i as f64 + 0.5) * g.capacity / n as f64)).sum();
+        let avg = g.capacity / t;
+        assert!((avg / 150e6 - 1.0).abs() < 0.01, "{avg}");
+    }
+
+    #[test]
+    fn seek_is_monotonic_and_zero_in_place() {
+        let g = geo();
+        assert_eq!(g.seek_ns(0.3, 0.3), 0.0);
+        assert!(g.seek_ns(0.0, 0.1) < g.seek_ns(0.0, 0.5));
+        assert!(g.seek_ns(0.0, 1.0) <= g.full_ns + 1.0);
+    }
+
+    #[test]
+    fn read_ahead_streams_at_media_rate() {
+        let g = geo();
+        let mut ra = ReadAhead::default();
+        ra.start(&g, 0.0, 0.0);
+        let mut t = 0.0;
+        let mut off = 0.0;
+        for _ in 0..100 {
+            t = ra.request(&g, off, 1e6, t);
+            off += 1e6;
+        }
+        let rate = off / (t * 1e-9);
+        assert!((rate / g.rate_at(0.0) - 1.0).abs() < 0.02, "{rate}");
+    }
+}

@@ -1,0 +1,916 @@
+//! One simulated run: jobs keep `iodepth` I/Os outstanding on their drives, as fio does,
+//! and every I/O walks its path.
+//!
+//! The life of an I/O:
+//!
+//! ```text
+//! issue -> [port multiplier token, CBS only] -> path latency/2 -> drive
+//!   SSD read : media unit (access latency) -> data transfer (fluid) -> path latency/2 -> done
+//!   SSD write: data transfer (fluid) -> media unit (write latency) -> path latency/2 -> done
+//!   HDD read : read-ahead hit, or actuator (seek + rotation + media) -> transfer -> done
+//!   HDD write: transfer -> write-back cache (sequential) or actuator -> done
+//! ```
+//!
+//! Data transfers are fluid flows. Each drive and direction is a *class* whose transfers are
+//! served first-in first-out at the class's rate; rates are the weighted max-min fair share
+//! of every resource on the class's path (the costs of [`iopath_model::paths`]), recomputed
+//! whenever a class starts or stops moving data. Between those moments nothing needs
+//! simulating but the completion of each class's head transfer.
+//!
+//! Guarantees: integer-nanosecond time, FIFO order for simultaneous events, one seeded
+//! generator per job; no I/O, no wall clock (the caller may pass one for the cost report).
+
+use crate::engine::Scheduler;
+use crate::hdd::{HddGeometry, ReadAhead, WriteBack};
+use hdrhistogram::Histogram;
+use iopath_model::bound::max_min;
+use iopath_model::catalog::{Kind, did_you_mean, suggest};
+use iopath_model::paths::{Cost, Dir, ResourceGraph, Side, pm_uses_fbs};
+use iopath_model::report::{Bottleneck, Cost as RunCost, DriveResult, Latency, LinkUtil, Report, ReportKind, Total};
+use iopath_model::topology::{NodeIx, Topology};
+use iopath_model::units::SimDuration;
+use iopath_model::workload::{Targets, Workload};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Why a workload cannot run on a topology (a usage error).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    #[error("no drive has id {id:?}{hint}")]
+    UnknownDrive { id: String, hint: String },
+    #[error("--active {asked}: the topology has only {have} drives")]
+    TooManyActive { asked: usize, have: usize },
+    #[error("drive {0:?} is both read and written by copies; copy between distinct drives")]
+    CopyConflict(String),
+}
+
+/// Options of a run that are not part of the workload.
+#[derive(Default)]
+pub struct SimOptions<'a> {
+    /// Stop early when set (Ctrl-C); the report is marked partial.
+    pub cancel: Option<&'a AtomicBool>,
+    /// A wall clock [s] for the cost report; the simulator itself never reads one.
+    pub wall_clock: Option<&'a (dyn Fn() -> f64 + Sync)>,
+}
+
+/// Default measured time of a time-based run on SSDs only, and with HDDs.
+const DEFAULT_SSD_RUNTIME_S: f64 = 2.0;
+const DEFAULT_HDD_RUNTIME_S: f64 = 20.0;
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    Issue { job: u32 },
+    Submitted { io: u32 },
+    UnitDone { io: u32 },
+    HddDone { drive: u32 },
+    DataReady { io: u32 },
+    XferDone { class: u32, version: u32 },
+    Completed { io: u32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stage {
+    Read,
+    Write,
+}
+
+struct Io {
+    job: u32,
+    drive: u32,
+    stage: Stage,
+    offset: f64,
+    len: f64,
+    start: u64,
+    /// Holding the CBS token of this port multiplier slot.
+    pm: Option<u32>,
+    /// The I/O is the read half of a copy; its write half follows.
+    copy_to: Option<u32>,
+}
+
+struct Job {
+    drive: u32,
+    copy_to: Option<u32>,
+    read_share: f64,
+    random: bool,
+    next_off: f64,
+    region: f64,
+    bs: f64,
+    rng: ChaCha8Rng,
+    /// Coverage mode: stop after this many bytes.
+    budget: Option<f64>,
+    issued: f64,
+    /// Time limit for this job [ns] in coverage runs (SSDs in a sequential run).
+    until: Option<u64>,
+    stopped: bool,
+    outstanding: u32,
+}
+
+struct Class {
+    costs: Vec<Cost>,
+    fifo: VecDeque<(u32, f64)>,
+    rate: f64,
+    last: u64,
+    version: u32,
+}
+
+struct DriveSt {
+    node: NodeIx,
+    hdd: Option<HddSt>,
+    units_free: u32,
+    unit_wait: VecDeque<u32>,
+    read_lat_ns: u64,
+    write_lat_ns: u64,
+    /// Path latency before and after the drive [ns].
+    half_path_ns: u64,
+    pm: Option<u32>,
+    class: [u32; 2],
+    st: DriveStats,
+}
+
+struct HddSt {
+    geo: HddGeometry,
+    head: f64,
+    busy: bool,
+    queue: Vec<(u32, bool)>,
+    current: Option<(u32, bool)>,
+    ra: ReadAhead,
+    wb: WriteBack,
+    busy_ns: f64,
+}
+
+struct PmSt {
+    cbs: bool,
+    holder: Option<u32>,
+    last_holder: Option<u32>,
+    waiting: VecDeque<u32>,
+    handover_ns: u64,
+}
+
+struct DriveStats {
+    read_bytes: f64,
+    write_bytes: f64,
+    ios: u64,
+    hist: Histogram<u64>,
+    lat_sum_ns: f64,
+    first: Option<u64>,
+    last: u64,
+    used: bool,
+}
+
+/// Runs one workload on one topology and reports what the hardware would do.
+pub fn simulate(t: &Topology, w: &Workload, opts: &SimOptions) -> Result<Report, SimError> {
+    let mut s = Sim::new(t, w)?;
+    s.run(opts.cancel);
+    let mut r = s.report(t, w);
+    if let Some(clock) = opts.wall_clock {
+        r.cost.wall_s = clock() - s.wall_start.unwrap_or(0.0);
+    }
+    Ok(r)
+}
+
+/// The drives a workload runs on, in order; for copies, sources and destinations.
+pub fn target_drives(t: &Topology, w: &Workload) -> Result<Vec<NodeIx>, SimError> {
+    let find = |id: &str| -> Result<NodeIx, SimError> {
+        t.drives.iter().copied().find(|&d| t.nodes[d].id == id).ok_or_else(|| SimError::UnknownDrive {
+            id: id.to_string(),
+            hint: did_you_mean(&suggest(id, t.drives.iter().map(|&d| t.nodes[d].id.as_str()))),
+        })
+    };
+    if !w.copies.is_empty() {
+        let mut v = Vec::new();
+        for c in &w.copies {
+            for id in [&c.from, &c.to] {
+                let d = find(id)?;
+                if v.contains(&d) {
+                    return Err(SimError::CopyConflict(id.clone()));
+                }
+                v.push(d);
+            }
+        }
+        return Ok(v);
+    }
+    match &w.targets {
+        Targets::All => Ok(t.drives.clone()),
+        Targets::Active(n) if *n > t.drives.len() => Err(SimError::TooManyActive { asked: *n, have: t.drives.len() }),
+        Targets::Active(n) => Ok(t.drives[..*n].to_vec()),
+        Targets::Drives(ids) => ids.iter().map(|id| find(id)).collect(),
+    }
+}
+
+struct Sim {
+    sched: Scheduler<Ev>,
+    graph: ResourceGraph,
+    jobs: Vec<Job>,
+    ios: Vec<Io>,
+    free_ios: Vec<u32>,
+    classes: Vec<Class>,
+    drives: Vec<DriveSt>,
+    pms: Vec<PmSt>,
+    dirty: bool,
+    /// Current load of each resource (sum of rate x cost) and its integral over the window.
+    load: Vec<f64>,
+    util_ns: Vec<f64>,
+    last_alloc: u64,
+    win_start: u64,
+    win_end: u64,
+    time_based: bool,
+    iodepth: u32,
+    completed: u64,
+    partial: bool,
+    wall_start: Option<f64>,
+}
+
+impl Sim {
+    fn new(t: &Topology, w: &Workload) -> Result<Sim, SimError> {
+        let targets = target_drives(t, w)?;
+        let graph = ResourceGraph::new(t);
+        let bs = w.bs.get() as f64;
+        let any_hdd = targets.iter().any(|&d| t.nodes[d].text("class") == Some("hdd"));
+        let sequential = !w.rw.is_random();
+        let coverage = w.runtime.is_none() && sequential;
+        let runtime_ns = match w.runtime {
+            Some(r) => r.nanos(),
+            None => {
+                SimDuration::from_secs_f64(if any_hdd { DEFAULT_HDD_RUNTIME_S } else { DEFAULT_SSD_RUNTIME_S }).nanos()
+            }
+        };
+        let ramp_ns = match (w.ramp, coverage) {
+            (_, true) => 0,
+            (Some(r), _) => r.nanos(),
+            (None, _) => runtime_ns / 10,
+        };
+        // Port multipliers in use.
+        let mut pms: Vec<PmSt> = Vec::new();
+        let mut pm_of_node: Vec<Option<u32>> = vec![None; t.nodes.len()];
+        for (ix, n) in t.nodes.iter().enumerate() {
+            if n.kind == Kind::PortMultiplier {
+                pm_of_node[ix] = Some(pms.len() as u32);
+                pms.push(PmSt {
+                    cbs: !pm_uses_fbs(t, ix),
+                    holder: None,
+                    last_holder: None,
+                    waiting: VecDeque::new(),
+                    handover_ns: (n.num("cbs_handover_us", 0.0) * 1e3) as u64,
+                });
+            }
+        }
+        let mut drives = Vec::new();
+        let mut classes = Vec::new();
+        let random = w.rw.is_random();
+        for &d in &targets {
+            let n = &t.nodes[d];
+            let hdd = (n.text("class") == Some("hdd")).then(|| {
+                let geo = HddGeometry::from_node(n);
+                HddSt {
+                    geo,
+                    head: 0.0,
+                    busy: false,
+                    queue: Vec::new(),
+                    current: None,
+                    ra: ReadAhead::default(),
+                    wb: WriteBack::default(),
+                    busy_ns: 0.0,
+                }
+            });
+            let mut class = [0u32; 2];
+            for (k, dir) in [Dir::Read, Dir::Write].into_iter().enumerate() {
+                class[k] = classes.len() as u32;
+                classes.push(Class {
+                    costs: graph.class_costs(t, d, dir, w.bs.get(), random, false),
+                    fifo: VecDeque::new(),
+                    rate: 0.0,
+                    last: 0,
+                    version: 0,
+                });
+            }
+            let lat = graph.latencies(t, d);
+            let pm = t.path_to_host(d).iter().find_map(|&ix| pm_of_node[ix]);
+            drives.push(DriveSt {
+                node: d,
+                hdd,
+                units_free: n.num("parallelism", 8.0).max(1.0) as u32,
+                unit_wait: VecDeque::new(),
+                read_lat_ns: (n.num("read_latency_us", 50.0) * 1e3) as u64,
+                write_lat_ns: (n.num("write_latency_us", 30.0) * 1e3) as u64,
+                half_path_ns: (lat.path_us * 500.0) as u64,
+                pm,
+                class,
+                st: DriveStats {
+                    read_bytes: 0.0,
+                    write_bytes: 0.0,
+                    ios: 0,
+                    hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds"),
+                    lat_sum_ns: 0.0,
+                    first: None,
+                    last: 0,
+                    used: false,
+                },
+            });
+        }
+        let slot_of = |d: NodeIx| targets.iter().position(|&x| x == d).expect("target drive") as u32;
+        let mut jobs = Vec::new();
+        let mut seed_index = 0u64;
+        let mut new_rng = || {
+            seed_index += 1;
+            ChaCha8Rng::seed_from_u64(w.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed_index)
+        };
+        let region_of = |slot: u32| -> f64 {
+            let n = &t.nodes[targets[slot as usize]];
+            let cap = n.num("capacity_gb", 1000.0) * 1e9;
+            ((cap * w.region / bs).floor() * bs).max(bs)
+        };
+        let ssd_until = |slot: u32| -> Option<u64> {
+            (coverage && t.nodes[targets[slot as usize]].text("class") != Some("hdd")).then_some(runtime_ns)
+        };
+        let hdd_budget = |slot: u32| -> Option<f64> {
+            (coverage && t.nodes[targets[slot as usize]].text("class") == Some("hdd")).then(|| region_of(slot))
+        };
+        if !w.copies.is_empty() {
+            for c in &w.copies {
+                let src = slot_of(t.drives.iter().copied().find(|&d| t.nodes[d].id == c.from).expect("checked"));
+                let dst = slot_of(t.drives.iter().copied().find(|&d| t.nodes[d].id == c.to).expect("checked"));
+                let region = region_of(src).min(region_of(dst));
+                jobs.push(Job {
+                    drive: src,
+                    copy_to: Some(dst),
+                    read_share: 1.0,
+                    random: false,
+                    next_off: 0.0,
+                    region,
+                    bs,
+                    rng: new_rng(),
+                    budget: hdd_budget(src).map(|b| b.min(region)),
+                    issued: 0.0,
+                    until: ssd_until(src).and(ssd_until(dst)),
+                    stopped: false,
+                    outstanding: 0,
+                });
+            }
+        } else {
+            for slot in 0..targets.len() as u32 {
+                let region = region_of(slot);
+                for k in 0..w.numjobs {
+                    let start = ((region / f64::from(w.numjobs) * f64::from(k)) / bs).floor() * bs;
+                    jobs.push(Job {
+                        drive: slot,
+                        copy_to: None,
+                        read_share: w.rw.read_share(w.rwmixread),
+                        random,
+                        next_off: start,
+                        region,
+                        bs,
+                        rng: new_rng(),
+                        budget: hdd_budget(slot).map(|b| b / f64::from(w.numjobs)),
+                        issued: 0.0,
+                        until: ssd_until(slot),
+                        stopped: false,
+                        outstanding: 0,
+                    });
+                }
+            }
+        }
+        let n_res = graph.resources.len();
+        let (win_start, win_end) = if coverage { (0, u64::MAX) } else { (ramp_ns, ramp_ns + runtime_ns) };
+        Ok(Sim {
+            sched: Scheduler::default(),
+            graph,
+            jobs,
+            ios: Vec::new(),
+            free_ios: Vec::new(),
+            classes,
+            drives,
+            pms,
+            dirty: false,
+            load: vec![0.0; n_res],
+            util_ns: vec![0.0; n_res],
+            last_alloc: 0,
+            win_start,
+            win_end,
+            time_based: !coverage,
+            iodepth: w.iodepth,
+            completed: 0,
+            partial: false,
+            wall_start: None,
+        })
+    }
+
+    fn run(&mut self, cancel: Option<&AtomicBool>) {
+        for j in 0..self.jobs.len() as u32 {
+            for _ in 0..self.iodepth {
+                self.sched.at(0, Ev::Issue { job: j });
+            }
+        }
+        while let Some(ev) = self.sched.pop() {
+            let now = self.sched.now().nanos();
+            if self.time_based && now >= self.win_end {
+                break;
+            }
+            self.handle(ev);
+            if self.dirty {
+                self.reallocate();
+            }
+            if self.sched.processed() & 0xFFFF == 0 && cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                self.partial = true;
+                break;
+            }
+        }
+        let end = if self.time_based {
+            self.win_end.min(self.sched.now().nanos().max(self.win_end))
+        } else {
+            self.sched.now().nanos()
+        };
+        self.integrate(end);
+        if !self.time_based {
+            self.win_end = end;
+        }
+        if self.partial {
+            self.win_end = self.sched.now().nanos().max(self.win_start + 1);
+        }
+    }
+
+    fn alloc_io(&mut self, io: Io) -> u32 {
+        match self.free_ios.pop() {
+            Some(i) => {
+                self.ios[i as usize] = io;
+                i
+            }
+            None => {
+                self.ios.push(io);
+                (self.ios.len() - 1) as u32
+            }
+        }
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Issue { job } => self.issue(job),
+            Ev::Submitted { io } => self.at_drive(io),
+            Ev::UnitDone { io } => self.unit_done(io),
+            Ev::HddDone { drive } => self.hdd_done(drive),
+            Ev::DataReady { io } => self.start_transfer(io),
+            Ev::XferDone { class, version } => self.xfer_done(class, version),
+            Ev::Completed { io } => self.completed(io),
+        }
+    }
+
+    fn issue(&mut self, j: u32) {
+        let now = self.sched.now().nanos();
+        let job = &mut self.jobs[j as usize];
+        if job.stopped || job.until.is_some_and(|u| now >= u) || job.budget.is_some_and(|b| job.issued >= b) {
+            job.stopped = true;
+            return;
+        }
+        let bs = job.bs;
+        let read = job.read_share >= 1.0 || (job.read_share > 0.0 && job.rng.random::<f64>() < job.read_share);
+        let offset = if job.random {
+            let blocks = (job.region / bs).floor().max(1.0) as u64;
+            job.rng.random_range(0..blocks) as f64 * bs
+        } else {
+            if job.next_off + bs > job.region {
+                job.next_off = 0.0;
+            }
+            let o = job.next_off;
+            job.next_off += bs;
+            o
+        };
+        job.issued += bs;
+        job.outstanding += 1;
+        let drive = job.drive;
+        let copy_to = job.copy_to;
+        let io = self.alloc_io(Io {
+            job: j,
+            drive,
+            stage: if read { Stage::Read } else { Stage::Write },
+            offset,
+            len: bs,
+            start: now,
+            pm: None,
+            copy_to,
+        });
+        self.begin_command(io);
+    }
+
+    /// A command leaves the host for its drive (first for a copy's read, again for its write).
+    fn begin_command(&mut self, io: u32) {
+        let now = self.sched.now().nanos();
+        self.ios[io as usize].start = now;
+        let d = self.ios[io as usize].drive as usize;
+        if let Some(pm) = self.drives[d].pm {
+            let p = &mut self.pms[pm as usize];
+            if p.cbs {
+                if p.holder.is_some() {
+                    p.waiting.push_back(io);
+                    return;
+                }
+                self.grant_pm(pm, io);
+                return;
+            }
+        }
+        let delay = self.drives[d].half_path_ns;
+        self.sched.at(now + delay, Ev::Submitted { io });
+    }
+
+    fn grant_pm(&mut self, pm: u32, io: u32) {
+        let now = self.sched.now().nanos();
+        let d = self.ios[io as usize].drive;
+        let p = &mut self.pms[pm as usize];
+        let handover = if p.last_holder.is_some_and(|h| h != d) { p.handover_ns } else { 0 };
+        p.holder = Some(d);
+        p.last_holder = Some(d);
+        self.ios[io as usize].pm = Some(pm);
+        let delay = self.drives[d as usize].half_path_ns + handover;
+        self.sched.at(now + delay, Ev::Submitted { io });
+    }
+
+    fn at_drive(&mut self, io: u32) {
+        let now = self.sched.now().nanos();
+        let (d, stage, offset, len) = {
+            let x = &self.ios[io as usize];
+            (x.drive as usize, x.stage, x.offset, x.len)
+        };
+        let dr = &mut self.drives[d];
+        if let Some(h) = dr.hdd.as_mut() {
+            match stage {
+                Stage::Read if h.ra.hits(&h.geo, offset) => {
+                    let ready = h.ra.request(&h.geo, offset, len, now as f64);
+                    h.busy_ns += len / h.geo.rate_at(offset) * 1e9;
+                    self.sched.at(ready.ceil() as u64, Ev::DataReady { io });
+                }
+                Stage::Read => {
+                    h.queue.push((io, true));
+                    self.hdd_dispatch(d);
+                }
+                Stage::Write => self.start_transfer(io),
+            }
+            return;
+        }
+        match stage {
+            Stage::Read => self.acquire_unit(d, io),
+            Stage::Write => self.start_transfer(io),
+        }
+    }
+
+    fn acquire_unit(&mut self, d: usize, io: u32) {
+        let now = self.sched.now().nanos();
+        let dr = &mut self.drives[d];
+        if dr.units_free == 0 {
+            dr.unit_wait.push_back(io);
+            return;
+        }
+        dr.units_free -= 1;
+        let lat = if self.ios[io as usize].stage == Stage::Read { dr.read_lat_ns } else { dr.write_lat_ns };
+        self.sched.at(now + lat, Ev::UnitDone { io });
+    }
+
+    fn unit_done(&mut self, io: u32) {
+        let d = self.ios[io as usize].drive as usize;
+        self.drives[d].units_free += 1;
+        if let Some(next) = self.drives[d].unit_wait.pop_front() {
+            self.acquire_unit(d, next);
+        }
+        match self.ios[io as usize].stage {
+            Stage::Read => self.start_transfer(io),
+            Stage::Write => self.finish_at_drive(io),
+        }
+    }
+
+    fn hdd_dispatch(&mut self, d: usize) {
+        let now = self.sched.now().nanos() as f64;
+        let half = self.drives[d].half_path_ns;
+        let ios = &self.ios;
+        let Some(h) = self.drives[d].hdd.as_mut() else { return };
+        // Queued commands that a stream now serves need no positioning.
+        let mut k = 0;
+        while k < h.queue.len() {
+            let (io, is_read) = h.queue[k];
+            let x = &ios[io as usize];
+            if is_read && h.ra.hits(&h.geo, x.offset) {
+                h.queue.remove(k);
+                let ready = h.ra.request(&h.geo, x.offset, x.len, now);
+                h.busy_ns += x.len / h.geo.rate_at(x.offset) * 1e9;
+                self.sched.at(ready.ceil() as u64, Ev::DataReady { io });
+            } else if !is_read && h.wb.hits(&h.geo, x.offset) {
+                h.queue.remove(k);
+                let ack = h.wb.accept(&h.geo, x.offset, x.len, now);
+                h.busy_ns += x.len / (h.geo.rate_at(x.offset) * h.geo.write_eff) * 1e9;
+                self.sched.at(ack.ceil() as u64 + half, Ev::Completed { io });
+            } else {
+                k += 1;
+            }
+        }
+        if h.busy || h.queue.is_empty() {
+            return;
+        }
+        // Rotational position ordering over the queued commands (NCQ: at most 32 looked at).
+        let mut best = 0;
+        let mut best_t = f64::INFINITY;
+        for (k, &(io, _)) in h.queue.iter().take(32).enumerate() {
+            let p = h.geo.position_ns(h.head, now, ios[io as usize].offset);
+            if p < best_t {
+                best_t = p;
+                best = k;
+            }
+        }
+        let (io, is_read) = h.queue.remove(best);
+        let x = &ios[io as usize];
+        let rate = h.geo.rate_at(x.offset) * if is_read { 1.0 } else { h.geo.write_eff };
+        let service = best_t + x.len / rate * 1e9;
+        h.busy = true;
+        h.current = Some((io, is_read));
+        h.busy_ns += service;
+        h.head = h.geo.stroke(x.offset + x.len);
+        self.sched.at((now + service).ceil() as u64, Ev::HddDone { drive: d as u32 });
+    }
+
+    fn hdd_done(&mut self, d: u32) {
+        let now = self.sched.now().nanos() as f64;
+        let d = d as usize;
+        let Some(h) = self.drives[d].hdd.as_mut() else { return };
+        h.busy = false;
+        let Some((io, is_read)) = h.current.take() else { return };
+        let x = &self.ios[io as usize];
+        let end = x.offset + x.len;
+        if is_read {
+            h.ra.start(&h.geo, end, now);
+            h.wb.active = false;
+            self.start_transfer(io);
+        } else {
+            h.wb.start(&h.geo, end, now);
+            h.ra.active = false;
+            self.finish_at_drive(io);
+        }
+        self.hdd_dispatch(d);
+    }
+
+    fn start_transfer(&mut self, io: u32) {
+        let x = &self.ios[io as usize];
+        let d = x.drive as usize;
+        let c = self.drives[d].class[if x.stage == Stage::Read { 0 } else { 1 }] as usize;
+        let len = x.len;
+        let was_idle = self.classes[c].fifo.is_empty();
+        self.classes[c].fifo.push_back((io, len));
+        if was_idle {
+            self.dirty = true;
+        }
+    }
+
+    fn xfer_done(&mut self, c: u32, version: u32) {
+        let now = self.sched.now().nanos();
+        let cl = &mut self.classes[c as usize];
+        if cl.version != version || cl.fifo.is_empty() {
+            return;
+        }
+        let (io, _) = cl.fifo.pop_front().expect("non-empty");
+        cl.last = now;
+        if let Some(&(_, rem)) = cl.fifo.front() {
+            cl.version += 1;
+            let v = cl.version;
+            let dt = if cl.rate > 0.0 { (rem / cl.rate * 1e9).ceil() as u64 } else { u64::MAX / 4 };
+            self.sched.at(now + dt.max(1), Ev::XferDone { class: c, version: v });
+        } else {
+            self.dirty = true;
+        }
+        let x = &self.ios[io as usize];
+        match x.stage {
+            Stage::Read => self.finish_at_drive(io),
+            Stage::Write => {
+                let d = x.drive as usize;
+                let (offset, len) = (x.offset, x.len);
+                if let Some(h) = self.drives[d].hdd.as_mut() {
+                    if h.wb.hits(&h.geo, offset) {
+                        let ack = h.wb.accept(&h.geo, offset, len, now as f64);
+                        h.busy_ns += len / (h.geo.rate_at(offset) * h.geo.write_eff) * 1e9;
+                        self.sched.at(ack.ceil() as u64 + self.drives[d].half_path_ns, Ev::Completed { io });
+                    } else {
+                        h.queue.push((io, false));
+                        self.hdd_dispatch(d);
+                    }
+                } else {
+                    self.acquire_unit(d, io);
+                }
+            }
+        }
+    }
+
+    /// The drive is done with the command; the completion travels back to the host.
+    fn finish_at_drive(&mut self, io: u32) {
+        let now = self.sched.now().nanos();
+        let d = self.ios[io as usize].drive as usize;
+        self.sched.at(now + self.drives[d].half_path_ns, Ev::Completed { io });
+    }
+
+    fn completed(&mut self, io: u32) {
+        let now = self.sched.now().nanos();
+        let (job, d, stage, len, start, pm, copy_to) = {
+            let x = &self.ios[io as usize];
+            (x.job, x.drive as usize, x.stage, x.len, x.start, x.pm, x.copy_to)
+        };
+        if let Some(pm) = pm {
+            let p = &mut self.pms[pm as usize];
+            p.holder = None;
+            self.ios[io as usize].pm = None;
+            if let Some(next) = p.waiting.pop_front() {
+                self.grant_pm(pm, next);
+            }
+        }
+        if now >= self.win_start && now <= self.win_end {
+            let st = &mut self.drives[d].st;
+            match stage {
+                Stage::Read => st.read_bytes += len,
+                Stage::Write => st.write_bytes += len,
+            }
+            st.ios += 1;
+            let lat = now - start;
+            st.lat_sum_ns += lat as f64;
+            st.hist.saturating_record(lat.max(1));
+            st.first.get_or_insert(now);
+            st.last = now;
+            st.used = true;
+            self.completed += 1;
+        }
+        if stage == Stage::Read
+            && let Some(dst) = copy_to
+        {
+            // The read half of a copy is in the host's buffer: write it to the destination.
+            let x = &mut self.ios[io as usize];
+            x.stage = Stage::Write;
+            x.drive = dst;
+            x.copy_to = None;
+            self.begin_command(io);
+            return;
+        }
+        self.free_ios.push(io);
+        let j = &mut self.jobs[job as usize];
+        j.outstanding -= 1;
+        self.sched.at(now, Ev::Issue { job });
+    }
+
+    /// Brings every active class's head transfer up to now, recomputes max-min rates for the
+    /// classes that are moving data, and reschedules their head completions.
+    fn reallocate(&mut self) {
+        self.dirty = false;
+        let now = self.sched.now().nanos();
+        self.integrate(now);
+        let active: Vec<usize> = (0..self.classes.len()).filter(|&c| !self.classes[c].fifo.is_empty()).collect();
+        for &c in &active {
+            let cl = &mut self.classes[c];
+            let dt = (now - cl.last) as f64 * 1e-9;
+            if let Some(h) = cl.fifo.front_mut() {
+                h.1 = (h.1 - cl.rate * dt).max(0.0);
+            }
+            cl.last = now;
+        }
+        let flows: Vec<Vec<Cost>> = active.iter().map(|&c| self.classes[c].costs.clone()).collect();
+        let a = max_min(&flows, self.graph.resources.len(), &[]);
+        for l in self.load.iter_mut() {
+            *l = 0.0;
+        }
+        for (k, &c) in active.iter().enumerate() {
+            for cost in &self.classes[c].costs {
+                self.load[cost.resource] += a.rates[k] * cost.s_per_byte;
+            }
+        }
+        for c in 0..self.classes.len() {
+            if !active.contains(&c) {
+                self.classes[c].rate = 0.0;
+                self.classes[c].version += 1;
+            }
+        }
+        for (k, &c) in active.iter().enumerate() {
+            let cl = &mut self.classes[c];
+            // A class that crosses no modelled resource moves its data at once.
+            cl.rate = if cl.costs.is_empty() { f64::INFINITY } else { a.rates[k] };
+            cl.version += 1;
+            let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
+            let dt = if cl.rate.is_infinite() {
+                0
+            } else if cl.rate > 0.0 {
+                (rem / cl.rate * 1e9).ceil() as u64
+            } else {
+                u64::MAX / 4
+            };
+            let v = cl.version;
+            self.sched.at(now.saturating_add(dt.max(1)), Ev::XferDone { class: c as u32, version: v });
+        }
+    }
+
+    /// Adds the resources' busy time since the last allocation, clipped to the window.
+    fn integrate(&mut self, now: u64) {
+        let a = self.last_alloc.max(self.win_start);
+        let b = now.min(self.win_end);
+        if b > a {
+            let dt = (b - a) as f64;
+            for (u, l) in self.util_ns.iter_mut().zip(&self.load) {
+                *u += l.min(1.0) * dt;
+            }
+        }
+        self.last_alloc = now;
+    }
+
+    fn report(&self, t: &Topology, w: &Workload) -> Report {
+        let window_ns = (self.win_end.saturating_sub(self.win_start)).max(1) as f64;
+        let mut drives = Vec::new();
+        let mut total = Total::default();
+        let mut all = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds");
+        let mut lat_sum = 0.0;
+        let mut nios = 0u64;
+        for dr in &self.drives {
+            let st = &dr.st;
+            // Coverage runs: each drive's rate over its own active time.
+            let span = if self.time_based { window_ns } else { st.last.saturating_sub(0).max(1) as f64 };
+            let secs = span * 1e-9;
+            let lat = latency(&st.hist, st.lat_sum_ns, st.ios);
+            let r = DriveResult {
+                id: t.nodes[dr.node].id.clone(),
+                read_mb_s: st.read_bytes / secs / 1e6,
+                write_mb_s: st.write_bytes / secs / 1e6,
+                iops: st.ios as f64 / secs,
+                lat_us: lat,
+                read_bytes: st.read_bytes as u64,
+                write_bytes: st.write_bytes as u64,
+                ios: st.ios,
+            };
+            total.read_mb_s += r.read_mb_s;
+            total.write_mb_s += r.write_mb_s;
+            total.iops += r.iops;
+            let _ = all.add(&st.hist);
+            lat_sum += st.lat_sum_ns;
+            nios += st.ios;
+            drives.push(r);
+        }
+        total.mb_s = total.read_mb_s + total.write_mb_s;
+        total.lat_us = latency(&all, lat_sum, nios);
+
+        // Link utilization, by node.
+        let g = &self.graph;
+        let span = if self.time_based { window_ns } else { (self.win_end.max(1)) as f64 };
+        let util = |r: usize| (self.util_ns[r] / span).min(1.0);
+        let mut links: Vec<LinkUtil> = Vec::new();
+        for (ix, n) in t.nodes.iter().enumerate() {
+            let res = g.link_resources(ix);
+            if res.is_empty() {
+                continue;
+            }
+            let r0 = &g.resources[res[0]];
+            let id = r0.id.trim_end_matches(".up").to_string();
+            let (up, down) =
+                if r0.side == Side::Both { (util(res[0]), util(res[0])) } else { (util(res[0]), util(res[1])) };
+            let _ = n;
+            links.push(LinkUtil {
+                id,
+                util_up: up,
+                util_down: down,
+                capacity_mb_s: r0.nominal_mb_s,
+                kind: r0.kind.to_string(),
+            });
+        }
+        let mut bottleneck = Bottleneck { id: "none".into(), util: 0.0 };
+        for (r, res) in g.resources.iter().enumerate() {
+            let mut u = util(r);
+            if res.kind == "media"
+                && let Some(dr) = self.drives.iter().find(|d| d.node == res.node)
+                && let Some(h) = &dr.hdd
+            {
+                u = (h.busy_ns / span).min(1.0);
+            }
+            if u > bottleneck.util + 1e-9 {
+                bottleneck = Bottleneck { id: res.id.clone(), util: u };
+            }
+        }
+        let sim_s = window_ns * 1e-9;
+        Report {
+            schema_version: iopath_model::report::SCHEMA_VERSION,
+            kind: ReportKind::Simulated,
+            topology: t.name.clone(),
+            workload: serde_json::to_value(w).unwrap_or_default(),
+            total,
+            drives,
+            links,
+            bottleneck,
+            cost: RunCost {
+                events: self.sched.processed(),
+                ios: self.completed,
+                wall_s: 0.0,
+                sim_s: if self.time_based { sim_s } else { self.win_end as f64 * 1e-9 },
+                cpu_s: None,
+            },
+            partial: self.partial,
+            warnings: Vec::new(),
+            spread: None,
+        }
+    }
+}
+
+fn latency(h: &Histogram<u64>, sum_ns: f64, n: u64) -> Latency {
+    if n == 0 {
+        return Latency::default();
+    }
+    Latency {
+        mean: sum_ns / n as f64 / 1e3,
+        p50: h.value_at_quantile(0.5) as f64 / 1e3,
+        p99: h.value_at_quantile(0.99) as f64 / 1e3,
+        max: h.max() as f64 / 1e3,
+    }
+}
