@@ -1,1 +1,47 @@
-//! placeholder
+//! # iopath-reports: tables, exports, plots and HTML pages from iopath's results
+//!
+//! This crate turns the shared result types of [`iopath_model::report`] (a [`Report`] of one
+//! run, a [`Sweep`] of many) into things people read and scripts parse:
+//!
+//! - [`tables`]: aligned plain-text tables for a terminal ([`report_table`], [`sweep_table`]);
+//! - [`export`]: JSON, CSV and Markdown exporters behind one small trait ([`Exporter`]), every
+//!   file written atomically ([`write_atomic`]), and [`write_sweep_outputs`], which writes a
+//!   sweep's whole set of files into a directory;
+//! - [`plot`]: SVG and PNG charts of a sweep (throughput against the swept value, the
+//!   closed-form bound dashed, the bottleneck annotated, measured points overlaid) and, for an
+//!   `iodepth` sweep, latency against throughput;
+//! - [`html`]: one self-contained HTML page (inline CSS and SVG, no network, no JavaScript).
+//!
+//! ```text
+//!   Report / Sweep (iopath-model) ──► tables ──► terminal
+//!                                 ├─► export ──► sweep.json  sweep.csv  sweep.md
+//!                                 ├─► plot   ──► sweep.svg   sweep.png  latency.svg/png
+//!                                 └─► html   ──► report.html (caller fills HtmlReport)
+//! ```
+//!
+//! Guarantees: this crate sees only result types (it never depends on the simulator or the
+//! hardware mode); it writes files only where its caller names them, always through a temp
+//! file in the same directory that is synced and renamed into place; its output does not
+//! depend on the machine (plots use the DejaVu Sans font bundled in `assets/`, registered
+//! once before the first chart is drawn, so text renders where no system fonts exist).
+
+pub mod error;
+pub mod export;
+pub mod html;
+pub mod plot;
+pub mod tables;
+
+mod font;
+
+pub use error::ReportError;
+pub use export::{ExportFormat, Exporter, write_atomic, write_report_outputs, write_sweep_outputs};
+pub use html::{BoundRow, HtmlReport, HtmlSection, HtmlTable, TreeRow, html_report};
+
+pub use plot::{
+    MeasuredSeries, PlotOptions, latency_svg_string, sweep_svg_string, write_latency_png, write_latency_svg,
+    write_sweep_png, write_sweep_svg,
+};
+pub use tables::{report_table, sweep_table};
+
+#[doc(no_inline)]
+pub use iopath_model::report::{Report, Sweep, SweepPoint};

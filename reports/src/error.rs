@@ -1,0 +1,62 @@
+//! Errors of the reports crate: each says what failed, where (a path, a chart), and how to fix it.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while writing tables, exports, plots and pages.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A file could not be written (or renamed into place).
+    #[error(
+        "cannot write {}: {source}\n  help: check that the directory exists, is writable and has free space",
+        path.display()
+    )]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The output directory could not be created.
+    #[error(
+        "cannot create the output directory {}: {source}\n  help: pass an --out directory you can write to",
+        path.display()
+    )]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A result could not be serialized (a number that JSON cannot hold, such as NaN, is the usual cause).
+    #[error(
+        "cannot serialize {what} as JSON: {source}\n  help: this is a bug in whatever produced the result (a NaN or infinite number?); please report it"
+    )]
+    Json {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// plotters failed while drawing a chart.
+    #[error(
+        "cannot draw the {chart} chart{}: {message}\n  help: check the plot size (at least 200x150) and that the target is writable",
+        path.as_ref().map(|p| format!(" into {}", p.display())).unwrap_or_default()
+    )]
+    Plot { chart: &'static str, path: Option<PathBuf>, message: String },
+
+    /// A sweep has no point that succeeded, so there is nothing to draw.
+    #[error(
+        "nothing to plot for the {chart} chart of {topology:?}: no point of the sweep has a result\n  help: look at the failed points' errors (the sweep table lists them) and fix those first"
+    )]
+    NothingToPlot { chart: &'static str, topology: String },
+
+    /// The requested plot size is too small to draw into.
+    #[error("plot size {width}x{height} is too small\n  help: use at least 200x150 pixels (the default is 1200x800)")]
+    PlotSize { width: u32, height: u32 },
+
+    /// The bundled font could not be loaded.
+    #[error(
+        "the bundled font {asset} could not be parsed\n  help: the file is damaged; restore it from the repository and rebuild"
+    )]
+    Font { asset: &'static str },
+}

@@ -1,0 +1,450 @@
+//! Plain-text tables for a terminal: aligned columns, units in the headers.
+//!
+//! Numbers are formatted the same way everywhere in this crate (the Markdown and HTML outputs
+//! reuse these helpers): MB/s with one decimal, IOPS without decimals, latencies in
+//! microseconds with one decimal, utilizations in percent with one decimal. Text columns are
+//! left-aligned, numbers right-aligned. The output never depends on the terminal width.
+
+use iopath_model::report::{Report, Sweep, SweepPoint};
+use iopath_model::workload::Workload;
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// How a column lines up its cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Align {
+    Left,
+    Right,
+}
+
+/// A table of already formatted cells; renders with aligned columns.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TextTable {
+    pub headers: Vec<String>,
+    pub align: Vec<Align>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl TextTable {
+    /// A table with these `(header, alignment)` columns and no rows.
+    pub fn new(columns: &[(&str, Align)]) -> Self {
+        TextTable {
+            headers: columns.iter().map(|(h, _)| h.to_string()).collect(),
+            align: columns.iter().map(|(_, a)| *a).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Appends one row; missing cells render empty.
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    fn widths(&self) -> Vec<usize> {
+        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (i, cell) in row.iter().enumerate() {
+                if i < w.len() {
+                    w[i] = w[i].max(cell.chars().count());
+                }
+            }
+        }
+        w
+    }
+
+    /// Renders with two spaces between columns and no trailing spaces.
+    pub fn render(&self) -> String {
+        let widths = self.widths();
+        let mut out = String::new();
+        let empty = String::new();
+        let mut line = |cells: &mut dyn Iterator<Item = &String>| {
+            let mut s = String::new();
+            for (i, cell) in cells.enumerate().take(widths.len()) {
+                if i > 0 {
+                    s.push_str("  ");
+                }
+                let pad = widths[i].saturating_sub(cell.chars().count());
+                match self.align[i] {
+                    Align::Left => {
+                        s.push_str(cell);
+                        s.extend(std::iter::repeat_n(' ', pad));
+                    }
+                    Align::Right => {
+                        s.extend(std::iter::repeat_n(' ', pad));
+                        s.push_str(cell);
+                    }
+                }
+            }
+            out.push_str(s.trim_end());
+            out.push('\n');
+        };
+        line(&mut self.headers.iter());
+        for row in &self.rows {
+            line(&mut row.iter().chain(std::iter::repeat(&empty)).take(widths.len()));
+        }
+        out
+    }
+
+    /// Renders as a GitHub-flavoured Markdown table (`|` in cells escaped).
+    pub fn render_markdown(&self) -> String {
+        let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        let mut out = String::new();
+        let n = self.headers.len();
+        out.push('|');
+        for h in &self.headers {
+            let _ = write!(out, " {} |", esc(h));
+        }
+        out.push_str("\n|");
+        for a in &self.align {
+            out.push_str(match a {
+                Align::Left => " :--- |",
+                Align::Right => " ---: |",
+            });
+        }
+        out.push('\n');
+        for row in &self.rows {
+            out.push('|');
+            for i in 0..n {
+                let _ = write!(out, " {} |", esc(row.get(i).map(String::as_str).unwrap_or("")));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// A rate [MB/s] with one decimal.
+pub(crate) fn fmt_mb_s(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// I/Os per second, no decimals.
+pub(crate) fn fmt_iops(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+/// A latency [us] with one decimal.
+pub(crate) fn fmt_us(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// A utilization given as a fraction, printed in percent with one decimal.
+pub(crate) fn fmt_pct(fraction: f64) -> String {
+    format!("{:.1}", fraction * 100.0)
+}
+
+/// A swept value as people write it: strings bare, integers without a decimal point.
+pub fn value_label(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.to_string()
+            } else if let Some(u) = n.as_u64() {
+                u.to_string()
+            } else {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                if f.fract() == 0.0 && f.abs() < 1e15 { format!("{f:.0}") } else { format!("{f}") }
+            }
+        }
+        Value::Null => "-".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// A report's workload in one line, fio-style (`read bs=128k iodepth=32`).
+///
+/// Uses [`Workload::describe`] when the value is a serialized [`Workload`]; a string is used
+/// as it is; an object with some of fio's keys is summarized from those; anything else is
+/// printed as compact JSON.
+pub fn workload_label(v: &Value) -> String {
+    if let Ok(w) = serde_json::from_value::<Workload>(v.clone()) {
+        return w.describe();
+    }
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        Value::Object(map) => {
+            if let Some(Value::String(d)) = map.get("description") {
+                return d.clone();
+            }
+            let mut parts = Vec::new();
+            if let Some(rw) = map.get("rw") {
+                parts.push(value_label(rw));
+            }
+            for key in ["bs", "iodepth", "numjobs", "rwmixread", "region"] {
+                if let Some(x) = map.get(key) {
+                    parts.push(format!("{key}={}", value_label(x)));
+                }
+            }
+            if parts.is_empty() { v.to_string() } else { parts.join(" ") }
+        }
+        other => other.to_string(),
+    }
+}
+
+/// `param=value`, and for a grid also `param2=value2`, of one sweep point.
+pub(crate) fn point_labels(p: &SweepPoint) -> (String, Option<String>) {
+    let first = format!("{}={}", p.param, value_label(&p.value));
+    let second = p
+        .param2
+        .as_ref()
+        .map(|p2| format!("{}={}", p2, p.value2.as_ref().map(value_label).unwrap_or_else(|| "-".into())));
+    (first, second)
+}
+
+/// The workload shared by a sweep's points: the first report's workload label without the
+/// swept parameters (`read bs=128k` for an `iodepth` sweep), if any point has a report.
+pub(crate) fn sweep_workload_label(s: &Sweep) -> Option<String> {
+    let first = s.points.first()?;
+    let swept: Vec<String> =
+        std::iter::once(&first.param).chain(first.param2.as_ref()).map(|p| format!("{p}=")).collect();
+    s.points
+        .iter()
+        .find_map(|p| p.report.as_ref())
+        .map(|r| {
+            workload_label(&r.workload)
+                .split(' ')
+                .filter(|tok| !swept.iter().any(|p| tok.starts_with(p.as_str())))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|w| !w.is_empty())
+}
+
+/// The per-drive table of a report, with a total row.
+pub(crate) fn drive_table(r: &Report) -> TextTable {
+    use Align::*;
+    let mut t = TextTable::new(&[
+        ("drive", Left),
+        ("read MB/s", Right),
+        ("write MB/s", Right),
+        ("IOPS", Right),
+        ("lat mean us", Right),
+        ("lat p50 us", Right),
+        ("lat p99 us", Right),
+    ]);
+    for d in &r.drives {
+        t.row(vec![
+            d.id.clone(),
+            fmt_mb_s(d.read_mb_s),
+            fmt_mb_s(d.write_mb_s),
+            fmt_iops(d.iops),
+            fmt_us(d.lat_us.mean),
+            fmt_us(d.lat_us.p50),
+            fmt_us(d.lat_us.p99),
+        ]);
+    }
+    let tot = &r.total;
+    t.row(vec![
+        "total".into(),
+        fmt_mb_s(tot.read_mb_s),
+        fmt_mb_s(tot.write_mb_s),
+        fmt_iops(tot.iops),
+        fmt_us(tot.lat_us.mean),
+        fmt_us(tot.lat_us.p50),
+        fmt_us(tot.lat_us.p99),
+    ]);
+    t
+}
+
+/// The per-link utilization table of a report.
+pub(crate) fn link_table(r: &Report) -> TextTable {
+    use Align::*;
+    let mut t = TextTable::new(&[
+        ("link", Left),
+        ("kind", Left),
+        ("capacity MB/s", Right),
+        ("util up %", Right),
+        ("util down %", Right),
+    ]);
+    for l in &r.links {
+        t.row(vec![
+            l.id.clone(),
+            if l.kind.is_empty() { "-".into() } else { l.kind.clone() },
+            if l.capacity_mb_s > 0.0 { fmt_mb_s(l.capacity_mb_s) } else { "-".into() },
+            fmt_pct(l.util_up),
+            fmt_pct(l.util_down),
+        ]);
+    }
+    t
+}
+
+/// The cost line of a report: events, I/Os, wall and simulated seconds, events per second.
+pub(crate) fn cost_line(r: &Report) -> String {
+    let c = &r.cost;
+    let rate = if c.wall_s > 0.0 { format!("{:.0}", c.events as f64 / c.wall_s) } else { "-".to_string() };
+    let mut s = format!(
+        "cost: {} events, {} I/Os, {:.3} s wall, {:.3} s simulated, {} events/s",
+        c.events, c.ios, c.wall_s, c.sim_s, rate
+    );
+    if let Some(cpu) = c.cpu_s {
+        let _ = write!(s, ", {cpu:.3} s CPU");
+    }
+    s
+}
+
+/// The marker printed when a run or sweep was interrupted.
+pub(crate) const PARTIAL_MARKER: &str = "partial: interrupted; the numbers cover only part of the run";
+
+/// One run as a terminal table.
+///
+/// In order: a header (topology, kind, workload); per drive read MB/s, write MB/s, IOPS and
+/// latency mean/p50/p99 [us], then a `total` row; per link its kind, capacity [MB/s] and
+/// utilization up/down [%]; `bottleneck: <id> at <util>%`; the cost line (events, I/Os,
+/// wall s, simulated s, events/s); the spread over seeds if the run was replicated; one
+/// `warning:` line per warning; and the `partial` marker if the run was interrupted.
+pub fn report_table(r: &Report) -> String {
+    let mut out = String::new();
+    let kind = match r.kind {
+        iopath_model::report::ReportKind::Simulated => "simulated",
+        iopath_model::report::ReportKind::Measured => "measured",
+    };
+    let _ = writeln!(out, "topology: {} ({kind})", r.topology);
+    let w = workload_label(&r.workload);
+    if !w.is_empty() {
+        let _ = writeln!(out, "workload: {w}");
+    }
+    out.push('\n');
+    out.push_str(&drive_table(r).render());
+    if !r.links.is_empty() {
+        out.push('\n');
+        out.push_str(&link_table(r).render());
+    }
+    out.push('\n');
+    let _ = writeln!(out, "bottleneck: {} at {}%", r.bottleneck.id, fmt_pct(r.bottleneck.util));
+    let _ = writeln!(out, "{}", cost_line(r));
+    if let Some(sp) = &r.spread {
+        let _ = writeln!(
+            out,
+            "spread over {} seeds: {}..{} MB/s, {}..{} IOPS",
+            sp.replications,
+            fmt_mb_s(sp.mb_s_min),
+            fmt_mb_s(sp.mb_s_max),
+            fmt_iops(sp.iops_min),
+            fmt_iops(sp.iops_max)
+        );
+    }
+    for warning in &r.warnings {
+        let _ = writeln!(out, "warning: {warning}");
+    }
+    if r.partial {
+        let _ = writeln!(out, "{PARTIAL_MARKER}");
+    }
+    out
+}
+
+/// The sweep's rows as a [`TextTable`] (shared by the terminal, Markdown and HTML outputs).
+pub(crate) fn sweep_text_table(s: &Sweep) -> TextTable {
+    use Align::*;
+    let grid = s.points.iter().any(|p| p.param2.is_some());
+    let bound = s.points.iter().any(|p| p.bound_mb_s.is_some());
+    let first_param = s.points.first().map(|p| p.param.as_str()).unwrap_or("point");
+    let second_param = s.points.iter().find_map(|p| p.param2.as_deref()).unwrap_or("");
+    let mut cols: Vec<(&str, Align)> = vec![(first_param, Left)];
+    if grid {
+        cols.push((second_param, Left));
+    }
+    cols.extend([
+        ("total MB/s", Right),
+        ("read MB/s", Right),
+        ("write MB/s", Right),
+        ("IOPS", Right),
+        ("p99 us", Right),
+    ]);
+    if bound {
+        cols.push(("bound MB/s", Right));
+    }
+    cols.push(("bottleneck", Left));
+    let mut t = TextTable::new(&cols);
+    for p in &s.points {
+        let (a, b) = point_labels(p);
+        let mut row = vec![a];
+        if grid {
+            row.push(b.unwrap_or_else(|| "-".into()));
+        }
+        match &p.report {
+            Some(r) => row.extend([
+                fmt_mb_s(r.total.mb_s),
+                fmt_mb_s(r.total.read_mb_s),
+                fmt_mb_s(r.total.write_mb_s),
+                fmt_iops(r.total.iops),
+                fmt_us(r.total.lat_us.p99),
+            ]),
+            None => row.extend(std::iter::repeat_n("-".to_string(), 5)),
+        }
+        if bound {
+            row.push(p.bound_mb_s.map(fmt_mb_s).unwrap_or_else(|| "-".into()));
+        }
+        row.push(match (&p.report, &p.error) {
+            (_, Some(e)) => format!("FAILED: {e}"),
+            (Some(r), None) => format!("{} ({}%)", r.bottleneck.id, fmt_pct(r.bottleneck.util)),
+            (None, None) => "FAILED: no result".into(),
+        });
+        t.row(row);
+    }
+    t
+}
+
+/// A sweep as a terminal table, one row per point.
+///
+/// Columns: `param=value` (and `param2=value2` for a grid), total, read and write MB/s, IOPS,
+/// p99 latency [us], the closed-form bound [MB/s] when any point has one, and the bottleneck
+/// with its utilization. A failed point shows `-` for its numbers and `FAILED: <error>` in
+/// the last column. The `partial` marker closes the table if the sweep was interrupted.
+pub fn sweep_table(s: &Sweep) -> String {
+    let mut out = String::new();
+    let _ = write!(out, "sweep: {}", s.topology);
+    if let Some(w) = sweep_workload_label(s) {
+        let _ = write!(out, " ({w})");
+    }
+    out.push_str("\n\n");
+    out.push_str(&sweep_text_table(s).render());
+    let failed = s.points.iter().filter(|p| p.report.is_none()).count();
+    if failed > 0 {
+        let _ = writeln!(out, "\n{failed} of {} points failed", s.points.len());
+    }
+    if s.partial {
+        let _ = writeln!(out, "{PARTIAL_MARKER}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn columns_align_and_no_trailing_spaces() {
+        let mut t = TextTable::new(&[("id", Align::Left), ("MB/s", Align::Right)]);
+        t.row(vec!["a".into(), "1.0".into()]);
+        t.row(vec!["long-id".into(), "1234.5".into()]);
+        let s = t.render();
+        assert_eq!(s, "id         MB/s\na           1.0\nlong-id  1234.5\n");
+    }
+
+    #[test]
+    fn markdown_escapes_pipes() {
+        let mut t = TextTable::new(&[("a|b", Align::Left)]);
+        t.row(vec!["x|y".into()]);
+        assert!(t.render_markdown().contains("a\\|b"));
+        assert!(t.render_markdown().contains("x\\|y"));
+    }
+
+    #[test]
+    fn values_print_as_written() {
+        assert_eq!(value_label(&json!(3)), "3");
+        assert_eq!(value_label(&json!(3.0)), "3");
+        assert_eq!(value_label(&json!(0.25)), "0.25");
+        assert_eq!(value_label(&json!("128k")), "128k");
+    }
+
+    #[test]
+    fn workload_from_object_or_string() {
+        assert_eq!(workload_label(&json!({"rw": "read", "bs": "128k", "iodepth": 32})), "read bs=128k iodepth=32");
+        assert_eq!(workload_label(&json!("seqread")), "seqread");
+        let w = serde_json::to_value(Workload::default()).unwrap();
+        assert_eq!(workload_label(&w), Workload::default().describe());
+    }
+}
