@@ -236,8 +236,26 @@ fn tree_html(out: &mut String, rows: &[TreeRow]) {
         "<table class=\"tree\">\n<thead><tr><th>node</th><th>part</th><th>link</th>\
          <th class=\"num\">read MB/s</th><th class=\"num\">write MB/s</th></tr></thead>\n<tbody>\n",
     );
-    for r in rows {
-        let indent = if r.depth == 0 { String::new() } else { format!("{}└─ ", "   ".repeat(r.depth - 1)) };
+    // Whether each row is the last child of its parent: no later sibling before the
+    // subtree ends.
+    let last: Vec<bool> = (0..rows.len())
+        .map(|i| rows[i + 1..].iter().take_while(|r| r.depth >= rows[i].depth).all(|r| r.depth != rows[i].depth))
+        .collect();
+    // For each depth, whether the ancestor at that depth was a last child (no rail below it).
+    let mut rails: Vec<bool> = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        rails.truncate(r.depth);
+        let mut indent = String::new();
+        if r.depth > 0 {
+            for &ancestor_last in rails.iter().skip(1) {
+                indent.push_str(if ancestor_last { "   " } else { "│  " });
+            }
+            indent.push_str(if last[i] { "└─ " } else { "├─ " });
+        }
+        while rails.len() < r.depth {
+            rails.push(true);
+        }
+        rails.push(last[i]);
         let (read, write) = if r.link.is_empty() && r.read_mb_s == 0.0 && r.write_mb_s == 0.0 {
             (String::new(), String::new())
         } else {

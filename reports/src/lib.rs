@@ -19,6 +19,27 @@
 //!                                 └─► html   ──► report.html (caller fills HtmlReport)
 //! ```
 //!
+//! A report as the simulator writes it (DESIGN.md §4), printed for a terminal:
+//!
+//! ```
+//! use iopath_reports::{Report, report_table};
+//!
+//! let report: Report = serde_json::from_value(serde_json::json!({
+//!     "kind": "simulated", "topology": "one SSD on SATA", "workload": "read bs=128k",
+//!     "total": { "read_mb_s": 530.0, "write_mb_s": 0.0, "mb_s": 530.0, "iops": 4043.6,
+//!                "lat_us": { "mean": 247.0, "p50": 240.0, "p99": 410.0 } },
+//!     "drives": [ { "id": "D", "read_mb_s": 530.0, "write_mb_s": 0.0, "iops": 4043.6,
+//!                   "lat_us": { "mean": 247.0, "p50": 240.0, "p99": 410.0 } } ],
+//!     "links": [ { "id": "D.link", "util_up": 0.94, "util_down": 0.0,
+//!                  "capacity_mb_s": 565.0, "kind": "sata3" } ],
+//!     "bottleneck": { "id": "D", "util": 0.99 },
+//!     "cost": { "events": 81000, "ios": 20000, "wall_s": 0.02, "sim_s": 5.0 }
+//! })).unwrap();
+//! let table = report_table(&report);
+//! assert!(table.contains("bottleneck: D at 99.0%"));
+//! assert!(table.lines().any(|l| l.starts_with("D.link") && l.contains("94.0")));
+//! ```
+//!
 //! Guarantees: this crate sees only result types (it never depends on the simulator or the
 //! hardware mode); it writes files only where its caller names them, always through a temp
 //! file in the same directory that is synced and renamed into place; its output does not

@@ -52,9 +52,9 @@ pub struct MeasuredSeries {
 /// How charts are drawn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlotOptions {
-    /// Width [pixels] (PNG) or user units (SVG). Default 1200.
+    /// Width in pixels (PNG) or user units (SVG). Default 1200.
     pub width: u32,
-    /// Height [pixels] (PNG) or user units (SVG). Default 800.
+    /// Height in pixels (PNG) or user units (SVG). Default 800.
     pub height: u32,
     /// Title; `None` builds one from the topology name and the workload.
     pub title: Option<String>,

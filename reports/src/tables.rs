@@ -113,7 +113,7 @@ impl TextTable {
     }
 }
 
-/// A rate [MB/s] with one decimal.
+/// A rate \[MB/s\] with one decimal.
 pub(crate) fn fmt_mb_s(v: f64) -> String {
     format!("{v:.1}")
 }
@@ -123,7 +123,7 @@ pub(crate) fn fmt_iops(v: f64) -> String {
     format!("{v:.0}")
 }
 
-/// A latency [us] with one decimal.
+/// A latency \[us\] with one decimal.
 pub(crate) fn fmt_us(v: f64) -> String {
     format!("{v:.1}")
 }
@@ -290,8 +290,8 @@ pub(crate) const PARTIAL_MARKER: &str = "partial: interrupted; the numbers cover
 /// One run as a terminal table.
 ///
 /// In order: a header (topology, kind, workload); per drive read MB/s, write MB/s, IOPS and
-/// latency mean/p50/p99 [us], then a `total` row; per link its kind, capacity [MB/s] and
-/// utilization up/down [%]; `bottleneck: <id> at <util>%`; the cost line (events, I/Os,
+/// latency mean/p50/p99 \[us\], then a `total` row; per link its kind, capacity \[MB/s\] and
+/// utilization up/down \[%\]; `bottleneck: <id> at <util>%`; the cost line (events, I/Os,
 /// wall s, simulated s, events/s); the spread over seeds if the run was replicated; one
 /// `warning:` line per warning; and the `partial` marker if the run was interrupted.
 pub fn report_table(r: &Report) -> String {
@@ -389,7 +389,7 @@ pub(crate) fn sweep_text_table(s: &Sweep) -> TextTable {
 /// A sweep as a terminal table, one row per point.
 ///
 /// Columns: `param=value` (and `param2=value2` for a grid), total, read and write MB/s, IOPS,
-/// p99 latency [us], the closed-form bound [MB/s] when any point has one, and the bottleneck
+/// p99 latency \[us\], the closed-form bound \[MB/s\] when any point has one, and the bottleneck
 /// with its utilization. A failed point shows `-` for its numbers and `FAILED: <error>` in
 /// the last column. The `partial` marker closes the table if the sweep was interrupted.
 pub fn sweep_table(s: &Sweep) -> String {

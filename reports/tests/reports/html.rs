@@ -87,7 +87,7 @@ fn page_shows_tree_bounds_sections_and_utilization() {
     assert!(html.contains("<h1>ASM1166 &lt;six&gt; SSDs &amp; friends</h1>"));
     // Tree: indentation, part, link and per-direction MB/s.
     assert!(html.contains("└─ hba</td><td>asm1166</td><td>pcie3x2</td>"));
-    assert!(html.contains("   └─ D0</td>"));
+    assert!(html.contains("   └─ D0</td>"), "hba is host's last child: no rail");
     assert!(html.contains("1790.4"));
     // Bound table.
     assert!(html.contains("<td class=\"num\">3000.2</td><td>hba.up</td>"));
@@ -101,6 +101,27 @@ fn page_shows_tree_bounds_sections_and_utilization() {
     assert!(html.contains("<tr class=\"hot\"><td>hba.up</td><td>pcie3x2</td>"));
     assert!(html.contains("width:98.7%"));
     assert!(html.contains("warning: high variance"));
+}
+
+#[test]
+fn tree_draws_rails_for_siblings_below() {
+    let row = |depth: usize, id: &str| TreeRow {
+        depth,
+        id: id.into(),
+        part: "p".into(),
+        link: "l".into(),
+        read_mb_s: 1.0,
+        write_mb_s: 1.0,
+    };
+    let html = html_report(&HtmlReport {
+        title: "t".into(),
+        tree: vec![row(0, "host"), row(1, "hba"), row(2, "A"), row(2, "B"), row(1, "nvme")],
+        ..Default::default()
+    });
+    assert!(html.contains(">├─ hba<"));
+    assert!(html.contains(">│  ├─ A<"));
+    assert!(html.contains(">│  └─ B<"));
+    assert!(html.contains(">└─ nvme<"));
 }
 
 #[test]

@@ -137,3 +137,28 @@ fn nothing_to_plot_and_tiny_sizes_are_errors_that_say_what_to_do() {
     assert!(write_sweep_png(&dir.path().join("x.png"), &failed, &[], &PlotOptions::default()).is_err());
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn many_drives_share_one_grey_legend_entry() {
+    let mut sweep = fixtures::active_sweep();
+    let r = sweep.points[0].report.as_mut().unwrap();
+    r.drives = (0..12).map(|i| fixtures::drive(&format!("D{i}"), 40.0, 0.0, 100.0)).collect();
+    let svg = sweep_svg_string(&sweep, &[], &PlotOptions::default()).unwrap();
+    assert!(has_text(&svg, "each of 12 drives"));
+    assert!(!has_text(&svg, "drive D11"));
+}
+
+#[test]
+fn words_make_a_categorical_axis_and_measured_points_use_the_index() {
+    let mut sweep = fixtures::active_sweep();
+    sweep.points.truncate(2);
+    for (p, v) in sweep.points.iter_mut().zip(["fbs", "cbs"]) {
+        p.param = "pm.switching".into();
+        p.value = serde_json::json!(v);
+    }
+    let m = [MeasuredSeries { label: "bench".into(), points: vec![(0.0, 500.0), (1.0, 900.0)] }];
+    let svg = sweep_svg_string(&sweep, &m, &PlotOptions::default()).unwrap();
+    assert!(has_text(&svg, "fbs") && has_text(&svg, "cbs"));
+    assert!(has_text(&svg, "bench"));
+    assert!(!svg.contains("log scale"));
+}
