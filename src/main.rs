@@ -1,2 +1,31 @@
-//! iopath command-line program (being built).
-fn main() {}
+//! `iopath`: predict and check the throughput of storage I/O paths.
+//!
+//! A thin main: parse the command line (clap), call the library crates, print. Exit codes:
+//! 0 success, 1 a run-time failure, 2 a usage or configuration error. A closed stdout
+//! (`iopath ... | head`) exits 0.
+
+mod cmd;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match cmd::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match cmd::run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            if e.is_broken_pipe() {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("{e}");
+            ExitCode::from(e.code)
+        }
+    }
+}

@@ -64,7 +64,9 @@ pub fn expand_values(s: &str) -> Result<Vec<String>, String> {
         let (a, b, step): (i64, i64, i64) = match (a.trim().parse(), b.trim().parse(), step.trim().parse()) {
             (Ok(a), Ok(b), Ok(st)) if st > 0 && a <= b && (b - a) / st <= 10_000 => (a, b, st),
             _ => {
-                return Err(format!("{s:?} is not a range START..END[:STEP] with START <= END, e.g. 1..6 or 0..100:10"));
+                return Err(format!(
+                    "{s:?} is not a range START..END[:STEP] with START <= END, e.g. 1..6 or 0..100:10"
+                ));
             }
         };
         return Ok((0..).map(|k| a + k * step).take_while(|v| *v <= b).map(|v| v.to_string()).collect());

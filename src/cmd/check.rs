@@ -1,0 +1,191 @@
+//! `iopath check TOPOLOGY`: validate, print the tree with every link's rates, and the
+//! closed-form bound for 1..N active drives.
+use super::{CliResult, load_topology, print_json, print_text};
+use iopath_model::bound::{BoundRow, Mix, bound};
+use iopath_model::link::Family;
+use iopath_model::paths::ResourceGraph;
+use iopath_model::topology::NodeIx;
+use iopath_model::{Catalog, Topology};
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Topology file (see configs/ for examples).
+    pub topology: PathBuf,
+    /// Override a part figure of one node: NODE.PARAM=VALUE (repeatable).
+    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+    pub set: Vec<String>,
+    /// Block size the bound assumes for per-command overheads.
+    #[arg(long, default_value = "1m")]
+    pub bs: String,
+    /// Print the tree and bound as one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One node of the printed tree.
+#[derive(Debug, Clone, Serialize)]
+pub struct TreeNode {
+    pub depth: usize,
+    pub id: String,
+    pub kind: String,
+    pub part: String,
+    pub part_name: String,
+    pub port: Option<u32>,
+    pub link: Option<LinkInfo>,
+}
+
+/// A link with its rates per direction [MB/s].
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkInfo {
+    pub spec: String,
+    pub generation: String,
+    pub lanes: u32,
+    pub duplex: &'static str,
+    pub raw_mb_s: f64,
+    pub read_payload_mb_s: f64,
+    pub write_payload_mb_s: f64,
+}
+
+#[derive(Serialize)]
+struct CheckJson<'a> {
+    topology: &'a str,
+    file: &'a str,
+    description: &'a str,
+    nodes: Vec<TreeNode>,
+    bound_bs: u64,
+    bound: Vec<BoundRow>,
+}
+
+/// Depth-first nodes from the host, children in file order.
+pub fn tree(t: &Topology, g: &ResourceGraph) -> Vec<TreeNode> {
+    let mut out = Vec::new();
+    fn walk(t: &Topology, g: &ResourceGraph, ix: NodeIx, depth: usize, out: &mut Vec<TreeNode>) {
+        let n = &t.nodes[ix];
+        let link = g.link_rates(ix).map(|r| LinkInfo {
+            spec: n.link.to_string(),
+            generation: n.link.generation_key(),
+            lanes: n.link.lanes,
+            duplex: if r.half_duplex { "half" } else { "full" },
+            raw_mb_s: r.raw_bytes_per_s / 1e6,
+            read_payload_mb_s: r.read_payload_bytes_per_s / 1e6,
+            write_payload_mb_s: r.write_payload_bytes_per_s / 1e6,
+        });
+        let link = if n.parent.is_some() && n.link.family == Family::Internal && link.is_none() {
+            Some(LinkInfo {
+                spec: "internal".into(),
+                generation: "internal".into(),
+                lanes: 0,
+                duplex: "full",
+                raw_mb_s: f64::INFINITY,
+                read_payload_mb_s: f64::INFINITY,
+                write_payload_mb_s: f64::INFINITY,
+            })
+        } else {
+            link
+        };
+        out.push(TreeNode {
+            depth,
+            id: n.id.clone(),
+            kind: n.kind.to_string(),
+            part: n.part.clone(),
+            part_name: n.part_name.clone(),
+            port: n.port,
+            link,
+        });
+        for &c in &n.children {
+            walk(t, g, c, depth + 1, out);
+        }
+    }
+    walk(t, g, 0, 0, &mut out);
+    out
+}
+
+/// The bound for the first 1..N drives, for reads, writes and a 50/50 mix.
+pub fn bound_table(t: &Topology, g: &ResourceGraph, bs: u64) -> Vec<BoundRow> {
+    let mut rows = Vec::new();
+    for n in 1..=t.drives.len() {
+        for mix in [Mix::Read, Mix::Write, Mix::Mixed] {
+            rows.push(bound(t, g, &t.drives[..n], mix, bs, false));
+        }
+    }
+    rows
+}
+
+fn fmt_rate(v: f64) -> String {
+    if v.is_finite() { format!("{v:.1}") } else { "-".to_string() }
+}
+
+pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
+    let t = load_topology(&a.topology, cat, &a.set)?;
+    let bs =
+        iopath_model::units::parse_size(&a.bs).map_err(|e| super::CliError::usage(anyhow::anyhow!("--bs: {e}")))?.get();
+    let g = ResourceGraph::new(&t);
+    let nodes = tree(&t, &g);
+    let rows = bound_table(&t, &g, bs);
+    if a.json {
+        print_json(&CheckJson {
+            topology: &t.name,
+            file: &t.file,
+            description: &t.description,
+            nodes,
+            bound_bs: bs,
+            bound: rows,
+        })?;
+        return Ok(0);
+    }
+    let mut s = String::new();
+    let _ = writeln!(s, "{}: {} ({} drives)", t.name, t.description, t.drives.len());
+    let _ = writeln!(
+        s,
+        "\ntree (link to parent: raw and payload MB/s per direction, after encoding and protocol overhead)"
+    );
+    for n in &nodes {
+        let indent = "  ".repeat(n.depth);
+        let port = n.port.map(|p| format!(" port {p}")).unwrap_or_default();
+        let _ = write!(s, "{indent}{} [{} {}]{port}", n.id, n.kind, n.part);
+        if let Some(l) = &n.link {
+            if l.generation == "internal" {
+                let _ = write!(s, "  internal link");
+            } else {
+                let _ = write!(
+                    s,
+                    "  {}: raw {} | read {} | write {} ({} duplex)",
+                    l.spec,
+                    fmt_rate(l.raw_mb_s),
+                    fmt_rate(l.read_payload_mb_s),
+                    fmt_rate(l.write_payload_mb_s),
+                    l.duplex
+                );
+            }
+        }
+        let _ = writeln!(s);
+    }
+    let _ = writeln!(
+        s,
+        "\nbound: highest aggregate MB/s with the first N drives each asking for all it can do ({} transfers)",
+        iopath_model::units::Bytes::new(bs)
+    );
+    let _ = writeln!(
+        s,
+        "{:>6}  {:>10}  {:<22} {:>10}  {:<22} {:>10}  {:<22}",
+        "active", "read", "binds", "write", "binds", "mixed", "binds"
+    );
+    for chunk in rows.chunks(3) {
+        let _ = writeln!(
+            s,
+            "{:>6}  {:>10.1}  {:<22} {:>10.1}  {:<22} {:>10.1}  {:<22}",
+            chunk[0].active,
+            chunk[0].total_mb_s,
+            chunk[0].binding,
+            chunk[1].total_mb_s,
+            chunk[1].binding,
+            chunk[2].total_mb_s,
+            chunk[2].binding
+        );
+    }
+    print_text(&s)?;
+    Ok(0)
+}

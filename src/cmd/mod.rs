@@ -1,0 +1,281 @@
+//! Subcommands, one module each, and what they share: the error type with its exit code,
+//! workload options in fio's vocabulary, and topology loading.
+
+pub mod catalog;
+pub mod check;
+pub mod discover;
+pub mod measure;
+pub mod schema;
+pub mod simulate;
+pub mod sweep;
+
+use clap::{Args, Parser, Subcommand};
+use iopath_model::{Catalog, ParamOverride, Topology, WorkloadSpec};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Predict and check the throughput of storage I/O paths.
+#[derive(Debug, Parser)]
+#[command(name = "iopath", version, about, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Load a part file (e.g. written by `iopath fit`) over the built-in catalog.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub parts: Vec<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate a topology, print its tree, links and the closed-form bound.
+    Check(check::CheckArgs),
+    /// Simulate one workload on a topology.
+    Simulate(simulate::SimulateArgs),
+    /// Simulate a workload while varying one or two parameters, in parallel.
+    Sweep(sweep::SweepArgs),
+    /// Run a workload as real direct I/O on files or block devices.
+    Measure(measure::MeasureArgs),
+    /// Write this machine's storage topology as a topology file.
+    Discover(discover::DiscoverArgs),
+    /// List the built-in parts, or show one part with every figure and its source.
+    Catalog(catalog::CatalogArgs),
+    /// Print the JSON Schema of topology files.
+    Schema,
+    /// Print shell completions.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// An error with the exit code it maps to.
+pub struct CliError {
+    pub code: u8,
+    pub err: anyhow::Error,
+}
+
+impl CliError {
+    pub fn usage(e: impl Into<anyhow::Error>) -> Self {
+        CliError { code: 2, err: e.into() }
+    }
+    pub fn runtime(e: impl Into<anyhow::Error>) -> Self {
+        CliError { code: 1, err: e.into() }
+    }
+    pub fn is_broken_pipe(&self) -> bool {
+        self.err
+            .chain()
+            .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = format!("{:#}", self.err);
+        if s.starts_with("error:") { write!(f, "{s}") } else { write!(f, "error: {s}") }
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        CliError::runtime(e)
+    }
+}
+
+pub type CliResult<T = u8> = Result<T, CliError>;
+
+pub fn run(cli: Cli) -> CliResult {
+    let catalog = load_catalog(&cli.parts)?;
+    match cli.command {
+        Command::Check(a) => check::run(a, &catalog),
+        Command::Simulate(a) => simulate::run(a, &catalog),
+        Command::Sweep(a) => sweep::run(a, &catalog),
+        Command::Measure(a) => measure::run(a, &catalog),
+        Command::Discover(a) => discover::run(a, &catalog),
+        Command::Catalog(a) => catalog::run(a, &catalog),
+        Command::Schema => schema::run(),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut c = Cli::command();
+            clap_complete::generate(shell, &mut c, "iopath", &mut std::io::stdout());
+            Ok(0)
+        }
+    }
+}
+
+/// The built-in catalog with any `--parts` files loaded over it.
+pub fn load_catalog(parts: &[PathBuf]) -> CliResult<Catalog> {
+    let mut c = Catalog::builtin();
+    for p in parts {
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| CliError::usage(anyhow::anyhow!("{}: cannot read part file: {e}", p.display())))?;
+        c.overlay(&p.display().to_string(), &text).map_err(CliError::usage)?;
+    }
+    Ok(c)
+}
+
+/// Loads and validates a topology; config errors exit 2.
+pub fn load_topology(path: &Path, catalog: &Catalog, sets: &[String]) -> CliResult<Topology> {
+    let t = Topology::load(path, catalog).map_err(|e| CliError::usage(anyhow::anyhow!("{e}")))?;
+    if sets.is_empty() {
+        return Ok(t);
+    }
+    let overrides = parse_sets(sets)?;
+    t.with_overrides(&overrides).map_err(|e| CliError::usage(anyhow::anyhow!("{e}")))
+}
+
+pub fn parse_sets(sets: &[String]) -> CliResult<Vec<ParamOverride>> {
+    sets.iter()
+        .map(|s| s.parse::<ParamOverride>().map_err(|m| CliError::usage(anyhow::anyhow!("--set: {m}"))))
+        .collect()
+}
+
+/// Workload options, with fio's names and meanings.
+#[derive(Debug, Clone, Args, Default)]
+pub struct WorkloadArgs {
+    /// A workload named in the topology file ([workload.NAME]); options below override it.
+    #[arg(long, value_name = "NAME", help_heading = "Workload")]
+    pub workload: Option<String>,
+    /// read | write | randread | randwrite | rw | randrw
+    #[arg(long, help_heading = "Workload")]
+    pub rw: Option<String>,
+    /// Block size; k = 1024 as in fio ("4k", "128k", "1m", "512")
+    #[arg(long, help_heading = "Workload")]
+    pub bs: Option<String>,
+    /// I/Os each job keeps outstanding
+    #[arg(long, help_heading = "Workload")]
+    pub iodepth: Option<String>,
+    /// Jobs per drive
+    #[arg(long, help_heading = "Workload")]
+    pub numjobs: Option<String>,
+    /// Percent reads for rw/randrw
+    #[arg(long, help_heading = "Workload")]
+    pub rwmixread: Option<String>,
+    /// Part of each drive that I/O touches, from its start ("10%")
+    #[arg(long, help_heading = "Workload")]
+    pub region: Option<String>,
+    /// Measured time ("20s"); default: sequential jobs cover their region once, others run 5s
+    #[arg(long, help_heading = "Workload")]
+    pub runtime: Option<String>,
+    /// Warm-up time before measuring ("1s")
+    #[arg(long, help_heading = "Workload")]
+    pub ramp: Option<String>,
+    /// Use the first N drives in file order
+    #[arg(long, value_name = "N", help_heading = "Workload", conflicts_with = "drives")]
+    pub active: Option<String>,
+    /// Use these drives (comma-separated ids)
+    #[arg(long, value_delimiter = ',', help_heading = "Workload")]
+    pub drives: Option<Vec<String>>,
+    /// Copy SRC to DST (repeatable): read one drive and write the data to the other
+    #[arg(long, value_name = "SRC:DST", help_heading = "Workload")]
+    pub copy: Vec<String>,
+    /// Seed of the random streams
+    #[arg(long, help_heading = "Workload")]
+    pub seed: Option<u64>,
+}
+
+impl WorkloadArgs {
+    /// The workload as written on the command line, merged over a named one.
+    /// `active` may be a range (`1..6`) for sweeps; here only a single number is accepted.
+    pub fn spec(&self, topo: &Topology) -> CliResult<WorkloadSpec> {
+        let base = match &self.workload {
+            None => WorkloadSpec::default(),
+            Some(name) => topo.workloads.get(name).cloned().ok_or_else(|| {
+                let names: Vec<&str> = topo.workloads.keys().map(|s| s.as_str()).collect();
+                CliError::usage(anyhow::anyhow!(
+                    "{}: no workload named {name:?}{}",
+                    topo.file,
+                    if names.is_empty() {
+                        "; the file defines none".to_string()
+                    } else {
+                        format!("; it defines {}", names.join(", "))
+                    }
+                ))
+            })?,
+        };
+        let active = match &self.active {
+            None => None,
+            Some(a) => Some(a.trim().parse::<usize>().map_err(|_| {
+                CliError::usage(anyhow::anyhow!(
+                    "--active {a:?}: expected a number of drives (ranges like 1..6 are for `iopath sweep`)"
+                ))
+            })?),
+        };
+        let int = whole_number;
+        let cli = WorkloadSpec {
+            rw: self.rw.clone(),
+            bs: self.bs.clone(),
+            iodepth: int("iodepth", &self.iodepth)?,
+            numjobs: int("numjobs", &self.numjobs)?,
+            rwmixread: int("rwmixread", &self.rwmixread)?,
+            region: self.region.clone(),
+            runtime: self.runtime.clone(),
+            ramp: self.ramp.clone(),
+            active,
+            drives: self.drives.clone(),
+            copy: if self.copy.is_empty() { None } else { Some(self.copy.clone()) },
+            seed: self.seed,
+            size: None,
+        };
+        Ok(base.merged(&cli))
+    }
+}
+
+/// Parses a whole-number workload option (`--iodepth 8`); lists and ranges are for sweeps.
+pub fn whole_number(name: &str, v: &Option<String>) -> CliResult<Option<u32>> {
+    match v {
+        None => Ok(None),
+        Some(s) => s.trim().parse::<u32>().map(Some).map_err(|_| {
+            CliError::usage(anyhow::anyhow!(
+                "--{name} {s:?}: expected a whole number (lists and ranges are for `iopath sweep`)"
+            ))
+        }),
+    }
+}
+
+/// Resolves a workload spec, mapping every problem to one usage error.
+pub fn resolve_workload(spec: &WorkloadSpec) -> CliResult<iopath_model::Workload> {
+    spec.resolve().map_err(|errs| {
+        let lines: Vec<String> = errs.iter().map(|e| format!("--{}: {}", e.field, e.message)).collect();
+        CliError::usage(anyhow::anyhow!("{}", lines.join("\n       ")))
+    })
+}
+
+/// A wall clock for cost reports (the simulator never reads one itself).
+pub fn wall_clock() -> impl Fn() -> f64 + Sync {
+    let t0 = std::time::Instant::now();
+    move || t0.elapsed().as_secs_f64()
+}
+
+/// Sets the returned flag on Ctrl-C, so long runs stop cleanly and keep what they have.
+pub fn interrupt_flag() -> &'static std::sync::atomic::AtomicBool {
+    static FLAG: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = ctrlc::set_handler(|| FLAG.store(true, std::sync::atomic::Ordering::SeqCst));
+    });
+    &FLAG
+}
+
+/// Whether progress may be drawn: stderr is a terminal and the user did not ask for quiet.
+pub fn show_progress(quiet: bool) -> bool {
+    use std::io::IsTerminal;
+    !quiet && std::io::stderr().is_terminal()
+}
+
+/// Writes a JSON document to stdout.
+pub fn print_json<T: serde::Serialize>(v: &T) -> CliResult<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, v).map_err(|e| CliError::runtime(anyhow::Error::from(e)))?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Prints text to stdout, turning a closed pipe into a quiet success.
+pub fn print_text(s: &str) -> CliResult<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(s.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,181 @@
+//! `iopath sweep TOPOLOGY [workload] --active 1..6 | --bs 4k,1m | --iodepth 1,32 |
+//! --rwmixread 0..100:10 | --vary NODE.PARAM=V1,V2`: many runs in parallel (rayon).
+use super::{
+    CliError, CliResult, WorkloadArgs, interrupt_flag, load_topology, print_json, print_text, resolve_workload,
+    show_progress, wall_clock,
+};
+use iopath_model::Catalog;
+use iopath_model::report::{Report, Sweep};
+use iopath_reports::plot::{MeasuredSeries, PlotOptions};
+use iopath_sim::{Axis, SimOptions};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// Topology file (see configs/ for examples).
+    pub topology: PathBuf,
+    /// Workload options; --active, --bs, --iodepth, --numjobs and --rwmixread take lists
+    /// (4k,128k) or ranges (1..6, 0..100:10) to sweep.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Vary a part figure: NODE.PARAM=V1,V2,... (e.g. hba.lanes=1,2,4, pm.fbs=true,false).
+    #[arg(long, value_name = "NODE.PARAM=V1,V2")]
+    pub vary: Vec<String>,
+    /// Override a part figure for every point: NODE.PARAM=VALUE (repeatable).
+    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+    pub set: Vec<String>,
+    /// Seeds per point; the mean is reported with its spread.
+    #[arg(long, default_value_t = 1)]
+    pub replications: u32,
+    /// Measured points to overlay on the plot: a report or sweep from `iopath measure`, or a
+    /// CSV with columns x,mb_s[,label] (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub measured: Vec<PathBuf>,
+    /// Print the sweep as one JSON document.
+    #[arg(long)]
+    pub json: bool,
+    /// Write sweep.json, sweep.csv, sweep.md and plots (SVG, PNG) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn is_multi(v: &str) -> bool {
+    v.contains(',') || v.contains("..")
+}
+
+/// Splits the workload options into the fixed ones and the swept axes.
+pub fn axes_of(a: &mut WorkloadArgs, vary: &[String]) -> CliResult<Vec<Axis>> {
+    let mut axes = Vec::new();
+    let bad = |e: iopath_sim::SweepError| CliError::usage(anyhow::anyhow!("{e}"));
+    for (name, slot) in [
+        ("active", &mut a.active),
+        ("bs", &mut a.bs),
+        ("iodepth", &mut a.iodepth),
+        ("numjobs", &mut a.numjobs),
+        ("rwmixread", &mut a.rwmixread),
+    ] {
+        if let Some(v) = slot.clone()
+            && is_multi(&v)
+        {
+            axes.push(Axis::parse(name, &v).map_err(bad)?);
+            *slot = None;
+        }
+    }
+    for v in vary {
+        let (p, vals) = v
+            .split_once('=')
+            .ok_or_else(|| CliError::usage(anyhow::anyhow!("--vary {v:?}: expected NODE.PARAM=V1,V2,...")))?;
+        axes.push(Axis::parse(p, vals).map_err(bad)?);
+    }
+    if axes.is_empty() {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "nothing to sweep: give a list or range, e.g. --active 1..6, --bs 4k,128k,1m, --iodepth 1,8,32 or --vary hba.lanes=1,2"
+        )));
+    }
+    if axes.len() > 2 {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "a sweep varies one or two parameters; {} were given",
+            axes.len()
+        )));
+    }
+    Ok(axes)
+}
+
+/// Reads points to overlay: a measured report/sweep (JSON) or a CSV `x,mb_s[,label]`.
+pub fn load_measured(path: &Path) -> CliResult<Vec<MeasuredSeries>> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| CliError::usage(anyhow::anyhow!("{}: {e}", path.display())))?;
+    let label = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    if path.extension().is_some_and(|e| e == "csv") {
+        let mut series: Vec<MeasuredSeries> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let cols: Vec<&str> = line.split(',').map(|c| c.trim()).collect();
+            let (Some(x), Some(y)) =
+                (cols.first().and_then(|c| c.parse::<f64>().ok()), cols.get(1).and_then(|c| c.parse::<f64>().ok()))
+            else {
+                if i == 0 {
+                    continue; // header
+                }
+                return Err(CliError::usage(anyhow::anyhow!("{}:{}: expected x,mb_s[,label]", path.display(), i + 1)));
+            };
+            let l = cols.get(2).map(|s| s.to_string()).unwrap_or_else(|| label.clone());
+            match series.iter_mut().find(|s| s.label == l) {
+                Some(s) => s.points.push((x, y)),
+                None => series.push(MeasuredSeries { label: l, points: vec![(x, y)] }),
+            }
+        }
+        return Ok(series);
+    }
+    if let Ok(s) = serde_json::from_str::<Sweep>(&text) {
+        let points = s.points.iter().filter_map(|p| Some((p.value.as_f64()?, p.report.as_ref()?.total.mb_s))).collect();
+        return Ok(vec![MeasuredSeries { label, points }]);
+    }
+    if let Ok(r) = serde_json::from_str::<Report>(&text) {
+        return Ok(vec![MeasuredSeries { label, points: vec![(r.drives.len() as f64, r.total.mb_s)] }]);
+    }
+    Err(CliError::usage(anyhow::anyhow!("{}: not a CSV of x,mb_s, nor a report or sweep from iopath", path.display())))
+}
+
+pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
+    let topo = load_topology(&a.topology, cat, &a.set)?;
+    let axes = axes_of(&mut a.workload, &a.vary)?;
+    let base = a.workload.spec(&topo)?;
+    // Check the fixed part of the workload once, before any point runs.
+    resolve_workload(&base)?;
+    let mut measured = Vec::new();
+    for m in &a.measured {
+        measured.extend(load_measured(m)?);
+    }
+    let total: usize = axes.iter().map(|x| x.values.len()).product();
+    let bar = if show_progress(a.quiet) {
+        let b = indicatif::ProgressBar::new(total as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {pos}/{len} points [{elapsed_precise}<{eta_precise}] {wide_bar}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let clock = wall_clock();
+    let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
+    let tick = || {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    };
+    let sweep = iopath_sim::sweep(&topo, &base, &axes, a.replications.max(1), &opts, &tick);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    if let Some(dir) = &a.out {
+        let opts = PlotOptions::default();
+        let written = iopath_reports::export::write_sweep_outputs(dir, &sweep, &measured, &opts)
+            .map_err(|e| CliError::runtime(anyhow::anyhow!("{e}")))?;
+        if !a.quiet {
+            for p in written {
+                eprintln!("wrote {}", p.display());
+            }
+        }
+    }
+    if a.json {
+        print_json(&sweep)?;
+    } else {
+        print_text(&iopath_reports::tables::sweep_table(&sweep))?;
+    }
+    let failed = sweep.points.iter().filter(|p| p.error.is_some()).count();
+    if failed > 0 {
+        eprintln!("error: {failed} of {} points failed; see their `error` fields", sweep.points.len());
+        return Ok(1);
+    }
+    Ok(if sweep.partial { 1 } else { 0 })
+}
