@@ -1,0 +1,395 @@
+//! `iopath measure`: run a workload as real direct I/O on files or block devices and report
+//! it as the simulator does (`kind: "measured"`).
+//!
+//! Exit codes: 0 done, 1 an I/O failure, 2 bad input or a refused write (the safety gate),
+//! 130 interrupted by Ctrl-C (what was measured is still printed, marked `partial`).
+
+use super::{CliError, CliResult, WorkloadArgs, print_json, print_text, resolve_workload};
+use anyhow::anyhow;
+use iopath_model::report::{Report, Sweep};
+use iopath_model::units::parse_size;
+use iopath_model::{Catalog, WorkloadSpec};
+use iopath_validate::fio::{JobTarget, job_file};
+use iopath_validate::measure::{
+    EngineChoice, MeasureError, MeasureOptions, Progress, TargetSpec, measure, measure_active_ramp, select_targets,
+};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Engine {
+    /// io_uring, or threads with pread/pwrite when io_uring is unavailable
+    Auto,
+    IoUring,
+    Threads,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MeasureArgs {
+    /// Topology whose drives carry dev = "/dev/..." (or a file path)
+    #[arg(value_name = "TOPOLOGY.toml")]
+    pub topology: Option<PathBuf>,
+    /// A file or block device to measure (repeatable); its id in the report is the path.
+    /// A file that does not exist is created at --size and fully written first
+    #[arg(long = "target", value_name = "PATH")]
+    pub targets: Vec<PathBuf>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Allow writes (write, randwrite, rw, randrw, copy destinations): destroys data there
+    #[arg(long)]
+    pub allow_write: bool,
+    /// Allow writing over the partition table or filesystem on this exact device (repeatable)
+    #[arg(long, value_name = "DEVICE")]
+    pub destroy_data_on: Vec<PathBuf>,
+    /// Size of file targets that are created ("1g"); default 256m
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Print the report as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON report to FILE (atomically)
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Write a fio job file that runs the same workload, to cross-check with fio
+    #[arg(long, value_name = "FILE")]
+    pub fio_job: Option<PathBuf>,
+    /// No progress on stderr
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// I/O engine
+    #[arg(long, value_enum, default_value = "auto")]
+    pub engine: Engine,
+}
+
+fn usage(msg: String) -> CliError {
+    CliError::usage(anyhow!(msg))
+}
+
+fn parse_range(s: &str) -> Option<(usize, usize)> {
+    let (a, b) = s.split_once("..")?;
+    let b = b.trim_start_matches('=');
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
+pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
+    // Targets: a topology's drives, or ad hoc paths.
+    let (topo, pool, name) = match (&a.topology, a.targets.is_empty()) {
+        (Some(_), false) => {
+            return Err(usage("give a topology or --target paths, not both".to_string()));
+        }
+        (None, true) => {
+            return Err(usage(
+                "nothing to measure: give a topology whose drives have dev = \"/dev/...\", or --target PATH"
+                    .to_string(),
+            ));
+        }
+        (Some(p), true) => {
+            let t = super::load_topology(p, catalog, &[])?;
+            let pool: Vec<TargetSpec> = t
+                .drives
+                .iter()
+                .map(|&ix| {
+                    let n = &t.nodes[ix];
+                    TargetSpec { id: n.id.clone(), path: n.dev.clone().map(PathBuf::from).unwrap_or_default() }
+                })
+                .collect();
+            let name = t.name.clone();
+            (Some(t), pool, name)
+        }
+        (None, false) => {
+            let pool = a.targets.iter().map(|p| TargetSpec { id: p.display().to_string(), path: p.clone() }).collect();
+            (None, pool, "ad hoc".to_string())
+        }
+    };
+
+    // Workload; `--active A..B` is the ramp of the published tests.
+    let mut wargs = a.workload.clone();
+    let ramp_range = match &wargs.active {
+        Some(s) if s.contains("..") => {
+            let r = parse_range(s).ok_or_else(|| usage(format!("--active {s:?}: expected N or a range like 1..4")))?;
+            wargs.active = Some(r.1.to_string());
+            Some(r)
+        }
+        _ => None,
+    };
+    let mut spec = match &topo {
+        Some(t) => wargs.spec(t)?,
+        None => ad_hoc_spec(&wargs)?,
+    };
+    if let Some(s) = &a.size {
+        spec.size = Some(s.clone());
+    }
+    let workload = resolve_workload(&spec)?;
+    let size = match &a.size {
+        None => 256 << 20,
+        Some(s) => parse_size(s).map_err(|e| usage(format!("--size: {e}")))?.get(),
+    };
+    let runtime = Duration::from_nanos(workload.runtime.map(|d| d.nanos()).unwrap_or(5_000_000_000));
+    let ramp = Duration::from_nanos(workload.ramp.map(|d| d.nanos()).unwrap_or(1_000_000_000));
+
+    // Every selected drive needs a dev.
+    let selected = select_targets(&workload, &pool).map_err(measure_err)?;
+    if let Some(t) = selected.iter().find(|t| t.path.as_os_str().is_empty()) {
+        return Err(usage(format!(
+            "drive {:?} has no dev; add dev = \"/dev/sdX\" (or a file path) to its [[drive]] table, or pick other drives with --drives",
+            t.id
+        )));
+    }
+
+    if let Some(f) = &a.fio_job {
+        let jt: Vec<JobTarget> =
+            selected.iter().map(|t| JobTarget { id: t.id.clone(), path: t.path.display().to_string() }).collect();
+        write_atomic(f, job_file(&workload, &jt, runtime, ramp).as_bytes())
+            .map_err(|e| CliError::runtime(anyhow!("{}: cannot write the fio job file: {e}", f.display())))?;
+    }
+
+    // Ctrl-C sets the binary's interrupt flag; pass it on to the run.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = super::interrupt_flag();
+    {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            loop {
+                if flag.load(Ordering::SeqCst) {
+                    stop.store(true, Ordering::SeqCst);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+    }
+    let opts = MeasureOptions {
+        topology: name,
+        targets: pool,
+        workload,
+        allow_write: a.allow_write,
+        destroy_data_on: a.destroy_data_on.clone(),
+        size,
+        engine: match a.engine {
+            Engine::Auto => EngineChoice::Auto,
+            Engine::IoUring => EngineChoice::IoUring,
+            Engine::Threads => EngineChoice::Threads,
+        },
+        runtime,
+        ramp,
+        stop: stop.clone(),
+    };
+
+    let bar = super::show_progress(a.quiet).then(|| {
+        let b = indicatif::ProgressBar::new(1000);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let progress = |p: &Progress| {
+        if let Some(b) = &bar {
+            let frac = p.elapsed.as_secs_f64() / p.total.as_secs_f64().max(1e-9);
+            b.set_position((frac * 1000.0) as u64);
+            let pt = p.point.map(|(i, n)| format!("point {i}/{n} ")).unwrap_or_default();
+            b.set_message(format!(
+                "{pt}{} {:.1}/{:.1} s  {:.1} MB/s",
+                if p.in_ramp { "ramp" } else { "measuring" },
+                p.elapsed.as_secs_f64(),
+                p.total.as_secs_f64(),
+                p.mb_s
+            ));
+        }
+    };
+
+    let outcome = match ramp_range {
+        Some((from, to)) => measure_active_ramp(&opts, from, to, &progress).map(Outcome::Sweep),
+        None => measure(&opts, &progress).map(Outcome::Report),
+    };
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let outcome = outcome.map_err(measure_err)?;
+    let (json, partial, failed) = match &outcome {
+        Outcome::Report(r) => (serde_json::to_string_pretty(r), r.partial, false),
+        Outcome::Sweep(s) => (serde_json::to_string_pretty(s), s.partial, s.points.iter().any(|p| p.error.is_some())),
+    };
+    let json = json.map_err(|e| CliError::runtime(anyhow!(e)))?;
+    if let Some(f) = &a.out {
+        write_atomic(f, format!("{json}\n").as_bytes())
+            .map_err(|e| CliError::runtime(anyhow!("{}: cannot write the report: {e}", f.display())))?;
+    }
+    if a.json {
+        match &outcome {
+            Outcome::Report(r) => print_json(r)?,
+            Outcome::Sweep(s) => print_json(s)?,
+        }
+    } else {
+        print_text(&match &outcome {
+            Outcome::Report(r) => table(r),
+            Outcome::Sweep(s) => sweep_table(s),
+        })?;
+    }
+    Ok(if partial {
+        130
+    } else if failed {
+        1
+    } else {
+        0
+    })
+}
+
+/// The workload options of ad hoc targets (no topology, so no named workloads).
+fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
+    if let Some(n) = &w.workload {
+        return Err(usage(format!(
+            "--workload {n}: named workloads live in a topology file; give the topology, or the options themselves"
+        )));
+    }
+    let active = match &w.active {
+        None => None,
+        Some(a) => Some(
+            a.trim().parse::<usize>().map_err(|_| usage(format!("--active {a:?}: expected a number of targets")))?,
+        ),
+    };
+    // Works whether the shared args hold these as numbers or as strings.
+    let int = |name: &str, v: Option<String>| -> CliResult<Option<u32>> {
+        v.map(|s| s.trim().parse::<u32>().map_err(|_| usage(format!("--{name} {s:?}: expected a whole number"))))
+            .transpose()
+    };
+    Ok(WorkloadSpec {
+        rw: w.rw.clone(),
+        bs: w.bs.clone(),
+        iodepth: int("iodepth", w.iodepth.as_ref().map(|v| v.to_string()))?,
+        numjobs: int("numjobs", w.numjobs.as_ref().map(|v| v.to_string()))?,
+        rwmixread: int("rwmixread", w.rwmixread.as_ref().map(|v| v.to_string()))?,
+        region: w.region.clone(),
+        runtime: w.runtime.clone(),
+        ramp: w.ramp.clone(),
+        active,
+        drives: w.drives.clone(),
+        copy: if w.copy.is_empty() { None } else { Some(w.copy.clone()) },
+        seed: w.seed,
+        size: None,
+    })
+}
+
+enum Outcome {
+    Report(Report),
+    Sweep(Sweep),
+}
+
+fn measure_err(e: MeasureError) -> CliError {
+    let code = e.exit_code();
+    CliError { code, err: anyhow!(e) }
+}
+
+/// Writes a file atomically: a temporary file in the same directory, fsync, rename.
+fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp =
+        dir.join(format!(".{}.tmp{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
+    let r = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(data)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
+
+fn table(r: &Report) -> String {
+    let mut s = String::new();
+    let engine = r.workload.get("engine").and_then(|v| v.as_str()).unwrap_or("?");
+    let desc = describe(r);
+    s += &format!(
+        "measured {desc}: {:.1} s after a {:.1} s ramp, engine {engine}{}\n\n",
+        r.cost.sim_s,
+        r.workload.get("ramp_s").and_then(|v| v.as_f64()).unwrap_or(0.0),
+        if r.partial { " (interrupted: partial)" } else { "" }
+    );
+    let w = r.drives.iter().map(|d| d.id.len()).max().unwrap_or(5).max(6);
+    s += &format!(
+        "{:<w$}  {:>10}  {:>10}  {:>10}  {:>9}  {:>9}  {:>9}  {:>9}\n",
+        "target", "read MB/s", "write MB/s", "IOPS", "lat mean", "p50", "p99", "max (us)"
+    );
+    let row = |id: &str, rd: f64, wr: f64, iops: f64, l: &iopath_model::report::Latency| {
+        format!(
+            "{id:<w$}  {rd:>10.1}  {wr:>10.1}  {iops:>10.0}  {:>9.1}  {:>9.1}  {:>9.1}  {:>9.1}\n",
+            l.mean, l.p50, l.p99, l.max
+        )
+    };
+    for d in &r.drives {
+        s += &row(&d.id, d.read_mb_s, d.write_mb_s, d.iops, &d.lat_us);
+    }
+    if r.drives.len() > 1 {
+        s += &row("total", r.total.read_mb_s, r.total.write_mb_s, r.total.iops, &r.total.lat_us);
+    }
+    s += &format!("\n{} I/Os, {:.2} s wall, {:.2} s CPU\n", r.cost.ios, r.cost.wall_s, r.cost.cpu_s.unwrap_or(0.0));
+    if !r.warnings.is_empty() {
+        s += "\nwarnings:\n";
+        for w in &r.warnings {
+            s += &format!("  - {w}\n");
+        }
+    }
+    s
+}
+
+fn describe(r: &Report) -> String {
+    let w = &r.workload;
+    let g = |k: &str| w.get(k).map(|v| v.to_string().trim_matches('"').to_string());
+    format!(
+        "{} bs={} iodepth={} numjobs={}",
+        g("rw").unwrap_or_default(),
+        g("bs").unwrap_or_default(),
+        g("iodepth").unwrap_or_default(),
+        g("numjobs").unwrap_or_default()
+    )
+}
+
+fn sweep_table(s: &Sweep) -> String {
+    let mut out = String::new();
+    if let Some(r) = s.points.iter().find_map(|p| p.report.as_ref()) {
+        out += &format!("measured ramp of {}\n\n", describe(r));
+    }
+    out += &format!("{:>6}  {:>10}  {:>10}  {:>10}  per target MB/s\n", "active", "MB/s", "IOPS", "p99 (us)");
+    for p in &s.points {
+        match (&p.report, &p.error) {
+            (Some(r), _) => {
+                let per: Vec<String> =
+                    r.drives.iter().map(|d| format!("{}={:.1}", d.id, d.read_mb_s + d.write_mb_s)).collect();
+                out += &format!(
+                    "{:>6}  {:>10.1}  {:>10.0}  {:>10.1}  {}\n",
+                    p.value.to_string(),
+                    r.total.mb_s,
+                    r.total.iops,
+                    r.total.lat_us.p99,
+                    per.join(" ")
+                );
+            }
+            (None, e) => out += &format!("{:>6}  failed: {}\n", p.value.to_string(), e.clone().unwrap_or_default()),
+        }
+    }
+    let warns: Vec<String> = s
+        .points
+        .iter()
+        .filter_map(|p| p.report.as_ref().map(|r| (p, r)))
+        .flat_map(|(p, r)| r.warnings.iter().map(move |w| format!("active={}: {w}", p.value)))
+        .collect();
+    if !warns.is_empty() {
+        out += "\nwarnings:\n";
+        for w in warns {
+            out += &format!("  - {w}\n");
+        }
+    }
+    if s.partial {
+        out += "\n(interrupted: partial)\n";
+    }
+    out
+}
