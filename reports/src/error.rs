@@ -11,7 +11,9 @@ pub enum ReportError {
         path.display()
     )]
     Write {
+        /// The file that was being written.
         path: PathBuf,
+        /// What the operating system said.
         #[source]
         source: std::io::Error,
     },
@@ -22,7 +24,9 @@ pub enum ReportError {
         path.display()
     )]
     CreateDir {
+        /// The directory that was asked for.
         path: PathBuf,
+        /// What the operating system said.
         #[source]
         source: std::io::Error,
     },
@@ -32,7 +36,9 @@ pub enum ReportError {
         "cannot serialize {what} as JSON: {source}\n  help: this is a bug in whatever produced the result (a NaN or infinite number?); please report it"
     )]
     Json {
+        /// What was being serialized ("the sweep", "the report").
         what: &'static str,
+        /// serde_json's reason.
         #[source]
         source: serde_json::Error,
     },
@@ -42,21 +48,41 @@ pub enum ReportError {
         "cannot draw the {chart} chart{}: {message}\n  help: check the plot size (at least 200x150) and that the target is writable",
         path.as_ref().map(|p| format!(" into {}", p.display())).unwrap_or_default()
     )]
-    Plot { chart: &'static str, path: Option<PathBuf>, message: String },
+    Plot {
+        /// Which chart: "throughput" or "latency".
+        chart: &'static str,
+        /// The file being drawn into; `None` for an SVG string.
+        path: Option<PathBuf>,
+        /// plotters' error.
+        message: String,
+    },
 
     /// A sweep has no point that succeeded, so there is nothing to draw.
     #[error(
         "nothing to plot for the {chart} chart of {topology:?}: no point of the sweep has a result\n  help: look at the failed points' errors (the sweep table lists them) and fix those first"
     )]
-    NothingToPlot { chart: &'static str, topology: String },
+    NothingToPlot {
+        /// Which chart: "throughput" or "latency".
+        chart: &'static str,
+        /// The sweep's topology name.
+        topology: String,
+    },
 
     /// The requested plot size is too small to draw into.
     #[error("plot size {width}x{height} is too small\n  help: use at least 200x150 pixels (the default is 1200x800)")]
-    PlotSize { width: u32, height: u32 },
+    PlotSize {
+        /// Requested width in pixels.
+        width: u32,
+        /// Requested height in pixels.
+        height: u32,
+    },
 
     /// The bundled font could not be loaded.
     #[error(
         "the bundled font {asset} could not be parsed\n  help: the file is damaged; restore it from the repository and rebuild"
     )]
-    Font { asset: &'static str },
+    Font {
+        /// The font file's path in the repository.
+        asset: &'static str,
+    },
 }

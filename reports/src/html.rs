@@ -36,12 +36,19 @@ pub struct TreeRow {
 /// writes and a mixed load.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BoundRow {
+    /// Number of active drives (the first n).
     pub active: usize,
+    /// Bound on total read throughput [MB/s].
     pub read_mb_s: f64,
+    /// The element that binds reads.
     pub read_binding: String,
+    /// Bound on total write throughput [MB/s].
     pub write_mb_s: f64,
+    /// The element that binds writes.
     pub write_binding: String,
+    /// Bound on total mixed (read + write) throughput [MB/s].
     pub mixed_mb_s: f64,
+    /// The element that binds the mixed load.
     pub mixed_binding: String,
 }
 
@@ -50,6 +57,7 @@ pub struct BoundRow {
 pub struct HtmlTable {
     /// Column titles, units included (`total MB/s`).
     pub headers: Vec<String>,
+    /// Rows of cells; columns whose cells all look numeric (or `-`) are right-aligned.
     pub rows: Vec<Vec<String>>,
 }
 
@@ -64,11 +72,13 @@ impl HtmlTable {
 /// One titled part of the page.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HtmlSection {
+    /// The section's heading.
     pub title: String,
     /// A paragraph of plain text (escaped; blank lines start new paragraphs).
     pub text: Option<String>,
     /// An SVG document, e.g. from [`crate::sweep_svg_string`]; inlined.
     pub svg: Option<String>,
+    /// A table under the chart.
     pub table: Option<HtmlTable>,
 }
 
@@ -98,6 +108,7 @@ pub struct HtmlReport {
     pub tree: Vec<TreeRow>,
     /// The closed-form bound for 1..n active drives.
     pub bounds: Vec<BoundRow>,
+    /// The caller's sections (sweeps, comparisons), in order.
     pub sections: Vec<HtmlSection>,
     /// A run at full load whose per-link utilization is shown.
     pub full_load: Option<Report>,

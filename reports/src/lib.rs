@@ -46,6 +46,8 @@
 //! depend on the machine (plots use the DejaVu Sans font bundled in `assets/`, registered
 //! once before the first chart is drawn, so text renders where no system fonts exist).
 
+#![warn(missing_docs)]
+
 pub mod error;
 pub mod export;
 pub mod html;
