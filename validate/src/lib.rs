@@ -1,1 +1,32 @@
-//! placeholder
+//! # iopath-validate: the hardware mode
+//!
+//! Runs the workloads of [`iopath_model::Workload`] as real direct I/O and reports them in
+//! the same [`iopath_model::report::Report`] the simulator writes (`kind: measured`), so a
+//! measured and a simulated report line up field by field.
+//!
+//! - [`target`]: opening files and block devices with `O_DIRECT`, their alignment
+//!   (statx `STATX_DIOALIGN`, then `BLKSSZGET`, then the page size) and size, aligned
+//!   buffers, laying out file targets (fully written, never sparse), refusing tmpfs;
+//! - [`engine`]: the runners behind one trait: io_uring (one ring per worker thread),
+//!   threads with `pread`/`pwrite` when io_uring is unavailable, and a mock for tests;
+//! - [`measure`]: a whole measurement: safety gate, targets, timing with a ramp, per-second
+//!   samples, latency histograms, warnings that say what to do, the report;
+//! - [`safety`]: the write gate (mounts, holders, swap, `O_EXCL`, on-disk signatures);
+//! - [`discover`]: this machine's topology from sysfs, written as a topology file;
+//! - [`fio`]: fio JSON ingest and fio job files for the same workload;
+//! - [`rig`]: loop devices and cgroup v1 blkio throttles for tests (root only).
+//!
+//! Invariants: only this crate calls libc or reads `/sys` and `/proc`; nothing here writes
+//! to a block device that [`safety`] has not cleared; every error names the path or
+//! device and says how to fix it.
+
+pub mod discover;
+pub mod engine;
+pub mod fio;
+pub mod measure;
+pub mod rig;
+pub mod safety;
+pub mod sysstat;
+pub mod target;
+
+pub use measure::{MeasureError, MeasureOptions, TargetSpec, measure};

@@ -1,0 +1,428 @@
+//! fio interop: read fio's JSON output (`--output-format=json`, fio 2.x to 3.x) into
+//! per-job results and a measured [`Report`], and write fio job files that run the same
+//! workload as `iopath measure`, so users can cross-check one tool with the other.
+//!
+//! Ingest guarantees: duplicate keys (fio repeats keys in "job options") never fail the
+//! parse (the last value wins); several concatenated documents (`--status-interval`) are
+//! accepted and the last one is used; text before the first `{` (fio's warnings) is
+//! skipped; the nanosecond fields (`clat_ns`, `lat_ns`, fio >= 2.99) and the older
+//! microsecond ones (`clat`, `lat`) are both read. Clones of one job (`numjobs`) share a
+//! jobname and are summed; their latency mean is weighted by I/Os and their percentiles
+//! are the largest of the clones' (an upper bound).
+
+use iopath_model::report::{Bottleneck, Cost, DriveResult, Latency, Report, ReportKind, Total};
+use iopath_model::workload::{Rw, Workload};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FioError {
+    #[error("{file}: not fio JSON output: {message}; run fio with --output-format=json")]
+    NotJson { file: String, message: String },
+    #[error("{file}: fio JSON has no \"jobs\" array; was it written with --output-format=json?")]
+    NoJobs { file: String },
+}
+
+/// Results of one direction of one job.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FioDir {
+    pub io_bytes: u64,
+    /// [bytes/s]
+    pub bw_bytes: f64,
+    pub iops: f64,
+    pub total_ios: u64,
+    /// [ms]
+    pub runtime_ms: u64,
+    /// Latency [us] (lat if fio reported it, else clat).
+    pub lat_us: Latency,
+}
+
+/// One job (clones with the same name summed).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FioJob {
+    pub jobname: String,
+    /// `filename` from the job's options, else from the global options.
+    pub filename: Option<String>,
+    pub read: FioDir,
+    pub write: FioDir,
+    /// How many fio job entries were summed into this one.
+    pub clones: u32,
+}
+
+/// A parsed fio JSON document.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FioOutput {
+    pub version: String,
+    pub global_options: BTreeMap<String, String>,
+    pub jobs: Vec<FioJob>,
+}
+
+fn num(v: &Value) -> f64 {
+    match v {
+        Value::Number(n) => n.as_f64().unwrap_or(0.0),
+        Value::String(s) => s.trim().parse().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+fn options(v: &Value) -> BTreeMap<String, String> {
+    v.as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Latency [us] from a fio stats object in `scale` us per unit (ns objects: 0.001).
+fn lat_from(o: &Value, scale: f64) -> Option<Latency> {
+    let o = o.as_object()?;
+    let pct = |want: f64| -> Option<f64> {
+        let p = o.get("percentile")?.as_object()?;
+        p.iter()
+            .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, num(v))))
+            .find(|(k, _)| (k - want).abs() < 1e-6)
+            .map(|(_, v)| v * scale)
+    };
+    Some(Latency {
+        mean: o.get("mean").map(num)? * scale,
+        p50: pct(50.0).unwrap_or(0.0),
+        p99: pct(99.0).unwrap_or(0.0),
+        max: o.get("max").map(num).unwrap_or(0.0) * scale,
+    })
+}
+
+fn dir_from(d: &Value) -> FioDir {
+    let get = |k: &str| d.get(k).map(num).unwrap_or(0.0);
+    let mut io_bytes = get("io_bytes") as u64;
+    if io_bytes == 0 {
+        io_bytes = (get("io_kbytes") * 1024.0) as u64;
+    }
+    let runtime_ms = get("runtime") as u64;
+    let mut bw_bytes = get("bw_bytes");
+    if bw_bytes == 0.0 {
+        bw_bytes = get("bw") * 1024.0;
+    }
+    // Prefer total latency, then completion latency; ns (fio >= 2.99) before us (2.x).
+    let lat = |name: &str| d.get(format!("{name}_ns").as_str()).and_then(|o| lat_from(o, 1e-3));
+    let lat_old = |name: &str| d.get(name).and_then(|o| lat_from(o, 1.0));
+    let mut l =
+        lat("lat").or_else(|| lat_old("lat")).or_else(|| lat("clat")).or_else(|| lat_old("clat")).unwrap_or_default();
+    // fio computes percentiles for clat by default, for lat only on request.
+    if l.p50 == 0.0
+        && let Some(c) = lat("clat").or_else(|| lat_old("clat"))
+    {
+        l.p50 = c.p50;
+        l.p99 = c.p99;
+    }
+    FioDir { io_bytes, bw_bytes, iops: get("iops"), total_ios: get("total_ios") as u64, runtime_ms, lat_us: l }
+}
+
+fn merge_dir(a: &mut FioDir, b: &FioDir) {
+    let n = (a.total_ios + b.total_ios).max(1) as f64;
+    a.lat_us.mean = (a.lat_us.mean * a.total_ios as f64 + b.lat_us.mean * b.total_ios as f64) / n;
+    a.lat_us.p50 = a.lat_us.p50.max(b.lat_us.p50);
+    a.lat_us.p99 = a.lat_us.p99.max(b.lat_us.p99);
+    a.lat_us.max = a.lat_us.max.max(b.lat_us.max);
+    a.io_bytes += b.io_bytes;
+    a.bw_bytes += b.bw_bytes;
+    a.iops += b.iops;
+    a.total_ios += b.total_ios;
+    a.runtime_ms = a.runtime_ms.max(b.runtime_ms);
+}
+
+/// Parses fio's JSON output; `file` names it in errors.
+pub fn parse_fio_json(file: &str, text: &str) -> Result<FioOutput, FioError> {
+    let start =
+        text.find('{').ok_or_else(|| FioError::NotJson { file: file.into(), message: "no '{' found".into() })?;
+    let mut last: Option<Value> = None;
+    for doc in serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>() {
+        match doc {
+            Ok(v) => last = Some(v),
+            Err(e) if last.is_some() => {
+                let _ = e; // trailing text after the last document
+                break;
+            }
+            Err(e) => {
+                return Err(FioError::NotJson { file: file.into(), message: e.to_string() });
+            }
+        }
+    }
+    let root = last.ok_or_else(|| FioError::NoJobs { file: file.into() })?;
+    let jobs = root.get("jobs").and_then(Value::as_array).ok_or_else(|| FioError::NoJobs { file: file.into() })?;
+    let global_options = options(root.get("global options").unwrap_or(&Value::Null));
+    let mut out: Vec<FioJob> = Vec::new();
+    for j in jobs {
+        let name = j.get("jobname").and_then(Value::as_str).unwrap_or("job").to_string();
+        let opts = options(j.get("job options").unwrap_or(&Value::Null));
+        let filename = opts.get("filename").or_else(|| global_options.get("filename")).cloned();
+        let mixed = j.get("mixed").map(dir_from);
+        let read = j.get("read").map(dir_from).unwrap_or_default();
+        let write = j.get("write").map(dir_from).unwrap_or_default();
+        let (read, write) = match mixed {
+            Some(m) if read.io_bytes == 0 && write.io_bytes == 0 => (m, FioDir::default()),
+            _ => (read, write),
+        };
+        match out.iter_mut().find(|x| x.jobname == name) {
+            Some(x) => {
+                merge_dir(&mut x.read, &read);
+                merge_dir(&mut x.write, &write);
+                x.clones += 1;
+            }
+            None => out.push(FioJob { jobname: name, filename, read, write, clones: 1 }),
+        }
+    }
+    Ok(FioOutput {
+        version: root.get("fio version").and_then(Value::as_str).unwrap_or("").to_string(),
+        global_options,
+        jobs: out,
+    })
+}
+
+/// Converts fio results to a measured report. Jobs map to drive ids through `ids`
+/// (jobname -> drive id); unmapped jobs use their filename, else their jobname.
+pub fn to_report(out: &FioOutput, ids: &BTreeMap<String, String>, topology: &str) -> Report {
+    let mut drives = Vec::new();
+    let mut total = Total::default();
+    let mut secs: f64 = 0.0;
+    let mut ios = 0;
+    let mut lat_weight = 0.0;
+    for j in &out.jobs {
+        let id = ids.get(&j.jobname).cloned().or_else(|| j.filename.clone()).unwrap_or_else(|| j.jobname.clone());
+        let n = j.read.total_ios + j.write.total_ios;
+        let nf = n.max(1) as f64;
+        let lat = Latency {
+            mean: (j.read.lat_us.mean * j.read.total_ios as f64 + j.write.lat_us.mean * j.write.total_ios as f64) / nf,
+            p50: j.read.lat_us.p50.max(j.write.lat_us.p50),
+            p99: j.read.lat_us.p99.max(j.write.lat_us.p99),
+            max: j.read.lat_us.max.max(j.write.lat_us.max),
+        };
+        let d = DriveResult {
+            id,
+            read_mb_s: j.read.bw_bytes / 1e6,
+            write_mb_s: j.write.bw_bytes / 1e6,
+            iops: j.read.iops + j.write.iops,
+            lat_us: lat,
+            read_bytes: j.read.io_bytes,
+            write_bytes: j.write.io_bytes,
+            ios: n,
+        };
+        secs = secs.max(j.read.runtime_ms.max(j.write.runtime_ms) as f64 / 1000.0);
+        total.read_mb_s += d.read_mb_s;
+        total.write_mb_s += d.write_mb_s;
+        total.iops += d.iops;
+        total.lat_us.mean += lat.mean * n as f64;
+        total.lat_us.p50 = total.lat_us.p50.max(lat.p50);
+        total.lat_us.p99 = total.lat_us.p99.max(lat.p99);
+        total.lat_us.max = total.lat_us.max.max(lat.max);
+        lat_weight += n as f64;
+        ios += n;
+        drives.push(d);
+    }
+    if lat_weight > 0.0 {
+        total.lat_us.mean /= lat_weight;
+    }
+    total.mb_s = total.read_mb_s + total.write_mb_s;
+    let mut wl = serde_json::Map::new();
+    wl.insert("source".into(), format!("fio {}", out.version).into());
+    for (k, v) in &out.global_options {
+        wl.insert(k.clone(), v.clone().into());
+    }
+    Report {
+        schema_version: iopath_model::report::SCHEMA_VERSION,
+        kind: ReportKind::Measured,
+        topology: topology.to_string(),
+        workload: Value::Object(wl),
+        total,
+        drives,
+        links: Vec::new(),
+        bottleneck: Bottleneck::default(),
+        cost: Cost { events: 0, ios, wall_s: secs, sim_s: secs, cpu_s: None },
+        partial: false,
+        warnings: Vec::new(),
+        spread: None,
+    }
+}
+
+/// A target of a job file: section name and file or device.
+#[derive(Debug, Clone)]
+pub struct JobTarget {
+    pub id: String,
+    pub path: String,
+}
+
+fn section_name(id: &str) -> String {
+    let s: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
+        .collect();
+    let s = s.trim_matches('_').to_string();
+    if s.is_empty() || s == "global" { format!("t_{s}") } else { s }
+}
+
+/// A fio job file that runs `w` on `targets` as `iopath measure` does: one section per
+/// target, all sections at once (no stonewall), time-based with the same ramp.
+pub fn job_file(w: &Workload, targets: &[JobTarget], runtime: Duration, ramp: Duration) -> String {
+    let mut s = String::new();
+    s += "; Written by `iopath measure --fio-job`: the same workload for fio, to cross-check.\n";
+    s += "; Run: fio THIS_FILE --output-format=json > fio.json\n";
+    s += "; Each section is one target; numjobs clones of a section share its name.\n";
+    s += "[global]\ndirect=1\nioengine=io_uring\n";
+    let mixed = w.copies.is_empty();
+    if mixed {
+        s += &format!("rw={}\n", w.rw.as_str());
+        if matches!(w.rw, Rw::Rw | Rw::RandRw) {
+            s += &format!("rwmixread={}\n", w.rwmixread);
+        }
+    }
+    s += &format!("bs={}\n", w.bs.get());
+    s += &format!("iodepth={}\nnumjobs={}\n", w.iodepth, w.numjobs);
+    s += &format!("time_based=1\nruntime={}\nramp_time={}\n", secs_str(runtime), secs_str(ramp));
+    s += "offset=0\n";
+    if w.region < 1.0 {
+        s += &format!("size={}%\n", trim_float(w.region * 100.0));
+    }
+    s += &format!("randrepeat=1\nrandseed={}\n", w.seed);
+    if !mixed {
+        s += "; fio cannot copy between files: each copy runs as a sequential read of the\n";
+        s += "; source and a sequential write of the destination, at the same time.\n";
+    }
+    for t in targets {
+        s += &format!("\n[{}]\n", section_name(&t.id));
+        s += &format!("filename={}\n", t.path.replace(':', "\\:"));
+        if !mixed {
+            let is_dst = w.copies.iter().any(|c| c.to == t.id);
+            s += if is_dst { "rw=write\n" } else { "rw=read\n" };
+        }
+    }
+    s
+}
+
+fn trim_float(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn secs_str(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(1000) { format!("{}", ms / 1000) } else { format!("{ms}ms") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iopath_model::WorkloadSpec;
+
+    const FIO3: &str = r#"fio: some warning before the JSON
+{
+  "fio version" : "fio-3.33",
+  "global options" : { "direct" : "1", "bs" : "1M", "filename" : "/dev/loop9" },
+  "jobs" : [
+    { "jobname" : "a", "groupid" : 0, "error" : 0,
+      "job options" : { "filename" : "/dev/loop0", "rw" : "read", "rw" : "randread" },
+      "read" : { "io_bytes" : 104857600, "io_kbytes" : 102400, "bw_bytes" : 20971520, "bw" : 20480,
+                 "iops" : 20.0, "runtime" : 5000, "total_ios" : 100,
+                 "clat_ns" : { "min" : 1000, "max" : 90000000, "mean" : 40000000.0,
+                               "percentile" : { "50.000000" : 39000000, "99.000000" : 80000000 } },
+                 "lat_ns" : { "min" : 1000, "max" : 91000000, "mean" : 41000000.0 } },
+      "write" : { "io_bytes" : 0, "bw_bytes" : 0, "iops" : 0.0, "runtime" : 0, "total_ios" : 0,
+                  "lat_ns" : { "min" : 0, "max" : 0, "mean" : 0.0 } } },
+    { "jobname" : "a",
+      "job options" : { "filename" : "/dev/loop0" },
+      "read" : { "io_bytes" : 104857600, "bw_bytes" : 20971520, "iops" : 20.0, "runtime" : 5000,
+                 "total_ios" : 100, "lat_ns" : { "mean" : 43000000.0, "max" : 95000000 } },
+      "write" : { "io_bytes" : 0, "bw_bytes" : 0, "iops" : 0, "runtime" : 0, "total_ios" : 0 } }
+  ]
+}"#;
+
+    const FIO2: &str = r#"{ "fio version" : "fio-2.2.10", "jobs" : [ { "jobname" : "sdb",
+      "read" : { "io_bytes" : 1024, "bw" : 1000, "iops" : 250.5, "runtime" : 4000, "total_ios" : 1000,
+                 "clat" : { "min" : 10, "max" : 900, "mean" : 120.5,
+                            "percentile" : { "50.000000" : 110, "99.000000" : 700 } },
+                 "lat" : { "min" : 11, "max" : 901, "mean" : 121.5 } },
+      "write" : { "io_bytes" : 0, "bw" : 0, "iops" : 0, "runtime" : 0 } } ] }"#;
+
+    #[test]
+    fn reads_fio3_with_duplicate_keys_and_clones() {
+        let o = parse_fio_json("t.json", FIO3).unwrap();
+        assert_eq!(o.version, "fio-3.33");
+        assert_eq!(o.jobs.len(), 1);
+        let j = &o.jobs[0];
+        assert_eq!(j.clones, 2);
+        assert_eq!(j.filename.as_deref(), Some("/dev/loop0"));
+        assert_eq!(j.read.io_bytes, 2 * 104857600);
+        assert!((j.read.bw_bytes - 2.0 * 20971520.0).abs() < 1.0);
+        assert!((j.read.lat_us.mean - 42000.0).abs() < 1e-6);
+        assert_eq!(j.read.lat_us.p99, 80000.0);
+        let r = to_report(&o, &BTreeMap::new(), "t");
+        assert_eq!(r.kind, ReportKind::Measured);
+        assert_eq!(r.drives[0].id, "/dev/loop0");
+        assert!((r.total.read_mb_s - 41.94304).abs() < 1e-6);
+        assert_eq!(r.cost.sim_s, 5.0);
+    }
+
+    #[test]
+    fn reads_fio2_microsecond_fields_and_maps_ids() {
+        let o = parse_fio_json("t.json", FIO2).unwrap();
+        let j = &o.jobs[0];
+        assert_eq!(j.read.lat_us.mean, 121.5);
+        assert_eq!(j.read.lat_us.p50, 110.0);
+        assert_eq!(j.read.bw_bytes, 1024000.0);
+        let ids = BTreeMap::from([("sdb".to_string(), "D".to_string())]);
+        let r = to_report(&o, &ids, "t");
+        assert_eq!(r.drives[0].id, "D");
+    }
+
+    #[test]
+    fn concatenated_documents_use_the_last() {
+        let two = format!("{FIO2}\n{FIO3}");
+        let o = parse_fio_json("t", &two).unwrap();
+        assert_eq!(o.version, "fio-3.33");
+    }
+
+    #[test]
+    fn rejects_non_fio_text() {
+        assert!(parse_fio_json("x", "hello").is_err());
+        assert!(parse_fio_json("x", "{\"a\":1}").is_err());
+        assert!(parse_fio_json("x", "{\"jobs\": [").is_err());
+    }
+
+    #[test]
+    fn job_file_has_the_workload() {
+        let w = WorkloadSpec {
+            rw: Some("randrw".into()),
+            bs: Some("4k".into()),
+            iodepth: Some(32),
+            rwmixread: Some(70),
+            region: Some("10%".into()),
+            seed: Some(9),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap();
+        let t = vec![
+            JobTarget { id: "D".into(), path: "/dev/sdb".into() },
+            JobTarget { id: "/var/tmp/a:b.img".into(), path: "/var/tmp/a:b.img".into() },
+        ];
+        let f = job_file(&w, &t, Duration::from_secs(5), Duration::from_millis(1500));
+        for want in [
+            "direct=1",
+            "ioengine=io_uring",
+            "rw=randrw",
+            "rwmixread=70",
+            "bs=4096",
+            "iodepth=32",
+            "time_based=1",
+            "runtime=5\n",
+            "ramp_time=1500ms",
+            "size=10%",
+            "randseed=9",
+            "[D]\nfilename=/dev/sdb",
+            "filename=/var/tmp/a\\:b.img",
+        ] {
+            assert!(f.contains(want), "missing {want:?} in\n{f}");
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! Test rigs with known limits: loop devices over fully written files, ext4 on a loop
+//! device (a shared "uplink"), and cgroup v1 blkio throttles. Root only.
+//!
+//! A [`Rig`] records every step it takes (files, loop devices, mounts, cgroups) and undoes
+//! them in reverse order when dropped, also when a test panics. Names carry the process
+//! id and a counter, so rigs of tests running in parallel do not collide.
+//!
+//! ```text
+//!   [cgroup NAME: read_bps on loopO = uplink cap, on loopA/loopB = drive caps]
+//!        iopath measure --target /dev/loopA --target /dev/loopB
+//!                 |                 |
+//!              loopA             loopB        inner loop devices (--direct-io=on)
+//!                 \_____ ext4 ______/
+//!                        loopO                outer loop device over a scratch file
+//! ```
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A directory on a disk-backed filesystem (not tmpfs) for scratch files:
+/// `$IOPATH_SCRATCH`, then /var/tmp, /tmp, the system temp dir.
+pub fn scratch_dir() -> PathBuf {
+    let mut c: Vec<PathBuf> = Vec::new();
+    if let Some(p) = std::env::var_os("IOPATH_SCRATCH") {
+        c.push(p.into());
+    }
+    c.extend(["/var/tmp", "/tmp"].map(PathBuf::from));
+    c.push(std::env::temp_dir());
+    c.into_iter().find(|p| p.is_dir() && crate::target::memory_fs(p).is_none()).unwrap_or_else(std::env::temp_dir)
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no side effects.
+    unsafe { libc::geteuid() == 0 }
+}
+
+const BLKIO: &str = "/sys/fs/cgroup/blkio";
+
+/// `Ok` when loop devices and blkio throttles can be used; else why not (for skip messages).
+pub fn available() -> Result<(), String> {
+    if !is_root() {
+        return Err("not root: loop devices and cgroups need root".into());
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Err("no /dev/loop-control (loop driver missing)".into());
+    }
+    if which("losetup").is_none() || which("mkfs.ext4").is_none() {
+        return Err("losetup or mkfs.ext4 not installed (apt-get install util-linux e2fsprogs)".into());
+    }
+    if !Path::new(BLKIO).join("blkio.throttle.read_bps_device").exists() {
+        return Err(format!("no cgroup v1 blkio throttling at {BLKIO}"));
+    }
+    Ok(())
+}
+
+fn which(prog: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .chain(["/sbin", "/usr/sbin"].map(PathBuf::from))
+            .map(|d| d.join(prog))
+            .find(|f| f.is_file())
+    })
+}
+
+fn run(cmd: &mut Command) -> io::Result<String> {
+    let out = cmd.output()?;
+    if !out.status.success() {
+        return Err(io::Error::other(format!("{:?} failed: {}", cmd, String::from_utf8_lossy(&out.stderr).trim())));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Device numbers of a block device node.
+pub fn dev_numbers(dev: &Path) -> io::Result<(u32, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(dev)?;
+    Ok((libc::major(m.rdev()), libc::minor(m.rdev())))
+}
+
+#[derive(Debug)]
+enum Step {
+    Dir(PathBuf),
+    Loop(PathBuf),
+    Mount(PathBuf),
+    Cgroup(PathBuf),
+}
+
+/// A set of rig resources, torn down in reverse order on drop.
+#[derive(Debug)]
+pub struct Rig {
+    pub name: String,
+    /// Scratch directory of this rig.
+    pub dir: PathBuf,
+    steps: Vec<Step>,
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+impl Rig {
+    /// A new rig with a scratch directory on a disk-backed filesystem.
+    pub fn new(tag: &str) -> io::Result<Rig> {
+        let name = format!("iopath-{tag}-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+        let dir = scratch_dir().join(&name);
+        std::fs::create_dir_all(&dir)?;
+        Ok(Rig { name, dir: dir.clone(), steps: vec![Step::Dir(dir)] })
+    }
+
+    /// A fully written file of `size` bytes under `dir` (not sparse).
+    pub fn file(&mut self, dir: &Path, name: &str, size: u64) -> io::Result<PathBuf> {
+        let p = dir.join(name);
+        crate::target::create_file_target(&p, size, 42).map_err(io::Error::other)?;
+        Ok(p)
+    }
+
+    /// Attaches a loop device over `file` with direct I/O on.
+    pub fn loop_dev(&mut self, file: &Path) -> io::Result<PathBuf> {
+        let out = run(Command::new("losetup").args(["--find", "--show", "--direct-io=on"]).arg(file))?;
+        let p = PathBuf::from(out);
+        self.steps.push(Step::Loop(p.clone()));
+        Ok(p)
+    }
+
+    /// Makes an ext4 filesystem on `dev` and mounts it on a new directory; returns it.
+    pub fn ext4(&mut self, dev: &Path) -> io::Result<PathBuf> {
+        run(Command::new("mkfs.ext4").args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"]).arg(dev))?;
+        let mnt = self.dir.join(format!("mnt-{}", dev.file_name().unwrap_or_default().to_string_lossy()));
+        std::fs::create_dir_all(&mnt)?;
+        run(Command::new("mount").arg(dev).arg(&mnt))?;
+        self.steps.push(Step::Mount(mnt.clone()));
+        Ok(mnt)
+    }
+
+    /// Writes an ext4 signature-bearing filesystem on `dev` without mounting it.
+    pub fn mkfs_ext4(&mut self, dev: &Path) -> io::Result<()> {
+        run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(dev)).map(|_| ())
+    }
+
+    /// Mounts an existing filesystem on `dev`; returns the mount point.
+    pub fn mount(&mut self, dev: &Path) -> io::Result<PathBuf> {
+        let mnt = self.dir.join(format!("m-{}", dev.file_name().unwrap_or_default().to_string_lossy()));
+        std::fs::create_dir_all(&mnt)?;
+        run(Command::new("mount").arg(dev).arg(&mnt))?;
+        self.steps.push(Step::Mount(mnt.clone()));
+        Ok(mnt)
+    }
+
+    /// A new blkio cgroup (v1).
+    pub fn cgroup(&mut self) -> io::Result<Cgroup> {
+        let p = Path::new(BLKIO).join(format!("{}-{}", self.name, self.steps.len()));
+        std::fs::create_dir(&p)?;
+        self.steps.push(Step::Cgroup(p.clone()));
+        Ok(Cgroup { path: p })
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        while let Some(s) = self.steps.pop() {
+            match s {
+                Step::Cgroup(p) => {
+                    // Move stragglers to the root, then remove (retry: exiting tasks linger).
+                    if let Ok(t) = std::fs::read_to_string(p.join("cgroup.procs")) {
+                        for pid in t.lines() {
+                            let _ = std::fs::write(Path::new(BLKIO).join("cgroup.procs"), pid);
+                        }
+                    }
+                    for _ in 0..50 {
+                        if std::fs::remove_dir(&p).is_ok() {
+                            break;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                    }
+                }
+                Step::Mount(m) => {
+                    for _ in 0..20 {
+                        if run(Command::new("umount").arg(&m)).is_ok() {
+                            break;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                    }
+                    let _ = std::fs::remove_dir(&m);
+                }
+                Step::Loop(d) => {
+                    for _ in 0..20 {
+                        if run(Command::new("losetup").arg("-d").arg(&d)).is_ok() {
+                            break;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                    }
+                }
+                Step::Dir(d) => {
+                    let _ = std::fs::remove_dir_all(&d);
+                }
+            }
+        }
+    }
+}
+
+/// A cgroup v1 blkio group; removed by its [`Rig`].
+#[derive(Debug, Clone)]
+pub struct Cgroup {
+    pub path: PathBuf,
+}
+
+impl Cgroup {
+    fn limit(&self, file: &str, dev: &Path, value: u64) -> io::Result<()> {
+        let (maj, min) = dev_numbers(dev)?;
+        std::fs::write(self.path.join(file), format!("{maj}:{min} {value}"))
+    }
+    /// Caps reads from `dev` at `bps` bytes per second.
+    pub fn read_bps(&self, dev: &Path, bps: u64) -> io::Result<()> {
+        self.limit("blkio.throttle.read_bps_device", dev, bps)
+    }
+    pub fn write_bps(&self, dev: &Path, bps: u64) -> io::Result<()> {
+        self.limit("blkio.throttle.write_bps_device", dev, bps)
+    }
+    pub fn read_iops(&self, dev: &Path, iops: u64) -> io::Result<()> {
+        self.limit("blkio.throttle.read_iops_device", dev, iops)
+    }
+    /// A command that moves itself into this cgroup, then execs `program args...`, so all
+    /// of its I/O is throttled (the test harness itself stays outside).
+    pub fn command(&self, program: &Path) -> Command {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(r#"echo $$ > "$IOPATH_CGROUP_PROCS" && exec "$0" "$@""#)
+            .arg(program)
+            .env("IOPATH_CGROUP_PROCS", self.path.join("cgroup.procs"));
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_dir_is_not_tmpfs() {
+        let d = scratch_dir();
+        assert!(d.is_dir());
+        if crate::target::memory_fs(&d).is_some() {
+            eprintln!("note: every candidate scratch dir is a memory filesystem here");
+        }
+    }
+}
