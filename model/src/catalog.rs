@@ -806,7 +806,7 @@ impl Catalog {
         let key = id.to_ascii_lowercase();
         self.parts
             .values()
-            .find(|p| p.pci_ids.iter().any(|x| *x == key))
+            .find(|p| p.pci_ids.contains(&key))
     }
 
     pub fn origin(&self, id: &str) -> Option<&str> {

@@ -42,7 +42,7 @@ impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0;
         for (shift, suffix) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
-            if n >= 1 << shift && n % (1 << shift) == 0 {
+            if n >= 1 << shift && n.is_multiple_of(1 << shift) {
                 return write!(f, "{}{}", n >> shift, suffix);
             }
         }
