@@ -77,8 +77,10 @@ pub struct ResourceGraph {
 /// Per-class fixed latencies, outside any shared resource [us].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Latencies {
-    /// Host software, controller command processing, switch and expander hops, both ways.
-    pub path_us: f64,
+    /// Host software per I/O, submission and completion together.
+    pub host_us: f64,
+    /// Controller command processing, switch and expander hops, both ways.
+    pub fabric_us: f64,
     /// STP turnaround per write data FIS (<= 8 KiB) when a SATA drive sits behind an expander.
     pub stp_turnaround_us: f64,
 }
@@ -262,16 +264,17 @@ impl ResourceGraph {
 
     /// Fixed latencies of a drive's path (both ways), outside shared resources.
     pub fn latencies(&self, t: &Topology, drive: NodeIx) -> Latencies {
-        let mut path_us = t.host().num("io_overhead_us", 0.0);
+        let host_us = t.host().num("io_overhead_us", 0.0);
+        let mut fabric_us = 0.0;
         for &ix in &t.path_to_host(drive) {
             let n = &t.nodes[ix];
-            path_us += match n.kind {
+            fabric_us += match n.kind {
                 Kind::Controller => n.num("cmd_overhead_us", 0.0),
                 Kind::Switch | Kind::Expander => 2.0 * n.num("hop_latency_us", 0.0),
                 _ => 0.0,
             };
         }
-        Latencies { path_us, stp_turnaround_us: self.stp_turnaround_us(t, drive) }
+        Latencies { host_us, fabric_us, stp_turnaround_us: self.stp_turnaround_us(t, drive) }
     }
 }
 

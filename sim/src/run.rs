@@ -62,7 +62,9 @@ const DEFAULT_HDD_RUNTIME_S: f64 = 20.0;
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     Issue { job: u32 },
+    AtPort { io: u32 },
     Submitted { io: u32 },
+    DriveDone { io: u32 },
     UnitDone { io: u32 },
     HddDone { drive: u32 },
     DataReady { io: u32 },
@@ -124,8 +126,10 @@ struct DriveSt {
     unit_wait: VecDeque<u32>,
     read_lat_ns: u64,
     write_lat_ns: u64,
-    /// Path latency before and after the drive [ns].
-    half_path_ns: u64,
+    /// Host software time before and after the command [ns].
+    host_half_ns: u64,
+    /// Controller and hop latency before and after the drive [ns].
+    fabric_half_ns: u64,
     pm: Option<u32>,
     class: [u32; 2],
     st: DriveStats,
@@ -297,7 +301,8 @@ impl Sim {
                 unit_wait: VecDeque::new(),
                 read_lat_ns: (n.num("read_latency_us", 50.0) * 1e3) as u64,
                 write_lat_ns: (n.num("write_latency_us", 30.0) * 1e3) as u64,
-                half_path_ns: (lat.path_us * 500.0) as u64,
+                host_half_ns: (lat.host_us * 500.0) as u64,
+                fabric_half_ns: (lat.fabric_us * 500.0) as u64,
                 pm,
                 class,
                 st: DriveStats {
@@ -449,7 +454,9 @@ impl Sim {
     fn handle(&mut self, ev: Ev) {
         match ev {
             Ev::Issue { job } => self.issue(job),
+            Ev::AtPort { io } => self.at_port(io),
             Ev::Submitted { io } => self.at_drive(io),
+            Ev::DriveDone { io } => self.drive_done(io),
             Ev::UnitDone { io } => self.unit_done(io),
             Ev::HddDone { drive } => self.hdd_done(drive),
             Ev::DataReady { io } => self.start_transfer(io),
@@ -500,6 +507,14 @@ impl Sim {
         let now = self.sched.now().nanos();
         self.ios[io as usize].start = now;
         let d = self.ios[io as usize].drive as usize;
+        self.sched.at(now + self.drives[d].host_half_ns, Ev::AtPort { io });
+    }
+
+    /// The command reaches the controller; under command-based switching it first waits for
+    /// its port multiplier's upstream link.
+    fn at_port(&mut self, io: u32) {
+        let now = self.sched.now().nanos();
+        let d = self.ios[io as usize].drive as usize;
         if let Some(pm) = self.drives[d].pm {
             let p = &mut self.pms[pm as usize];
             if p.cbs {
@@ -511,7 +526,7 @@ impl Sim {
                 return;
             }
         }
-        let delay = self.drives[d].half_path_ns;
+        let delay = self.drives[d].fabric_half_ns;
         self.sched.at(now + delay, Ev::Submitted { io });
     }
 
@@ -523,7 +538,7 @@ impl Sim {
         p.holder = Some(d);
         p.last_holder = Some(d);
         self.ios[io as usize].pm = Some(pm);
-        let delay = self.drives[d as usize].half_path_ns + handover;
+        let delay = self.drives[d as usize].fabric_half_ns + handover;
         self.sched.at(now + delay, Ev::Submitted { io });
     }
 
@@ -581,7 +596,7 @@ impl Sim {
 
     fn hdd_dispatch(&mut self, d: usize) {
         let now = self.sched.now().nanos() as f64;
-        let half = self.drives[d].half_path_ns;
+        let half = self.drives[d].fabric_half_ns;
         let ios = &self.ios;
         let Some(h) = self.drives[d].hdd.as_mut() else { return };
         // Queued commands that a stream now serves need no positioning.
@@ -598,7 +613,7 @@ impl Sim {
                 h.queue.remove(k);
                 let ack = h.wb.accept(&h.geo, x.offset, x.len, now);
                 h.busy_ns += x.len / (h.geo.rate_at(x.offset) * h.geo.write_eff) * 1e9;
-                self.sched.at(ack.ceil() as u64 + half, Ev::Completed { io });
+                self.sched.at(ack.ceil() as u64 + half, Ev::DriveDone { io });
             } else {
                 k += 1;
             }
@@ -661,10 +676,12 @@ impl Sim {
 
     fn xfer_done(&mut self, c: u32, version: u32) {
         let now = self.sched.now().nanos();
-        let cl = &mut self.classes[c as usize];
-        if cl.version != version || cl.fifo.is_empty() {
+        if self.classes[c as usize].version != version || self.classes[c as usize].fifo.is_empty() {
             return;
         }
+        // Account for what moved up to now while the class still counts as active.
+        self.integrate(now);
+        let cl = &mut self.classes[c as usize];
         let (io, _) = cl.fifo.pop_front().expect("non-empty");
         cl.last = now;
         if let Some(&(_, rem)) = cl.fifo.front() {
@@ -685,7 +702,7 @@ impl Sim {
                     if h.wb.hits(&h.geo, offset) {
                         let ack = h.wb.accept(&h.geo, offset, len, now as f64);
                         h.busy_ns += len / (h.geo.rate_at(offset) * h.geo.write_eff) * 1e9;
-                        self.sched.at(ack.ceil() as u64 + self.drives[d].half_path_ns, Ev::Completed { io });
+                        self.sched.at(ack.ceil() as u64 + self.drives[d].fabric_half_ns, Ev::DriveDone { io });
                     } else {
                         h.queue.push((io, false));
                         self.hdd_dispatch(d);
@@ -697,11 +714,26 @@ impl Sim {
         }
     }
 
-    /// The drive is done with the command; the completion travels back to the host.
+    /// The drive is done with the command; the completion travels back to the controller.
     fn finish_at_drive(&mut self, io: u32) {
         let now = self.sched.now().nanos();
         let d = self.ios[io as usize].drive as usize;
-        self.sched.at(now + self.drives[d].half_path_ns, Ev::Completed { io });
+        self.sched.at(now + self.drives[d].fabric_half_ns, Ev::DriveDone { io });
+    }
+
+    /// The completion reaches the controller: a CBS port multiplier's upstream is free again,
+    /// and the host's completion path follows.
+    fn drive_done(&mut self, io: u32) {
+        let now = self.sched.now().nanos();
+        if let Some(pm) = self.ios[io as usize].pm.take() {
+            let p = &mut self.pms[pm as usize];
+            p.holder = None;
+            if let Some(next) = p.waiting.pop_front() {
+                self.grant_pm(pm, next);
+            }
+        }
+        let d = self.ios[io as usize].drive as usize;
+        self.sched.at(now + self.drives[d].host_half_ns, Ev::Completed { io });
     }
 
     fn completed(&mut self, io: u32) {
@@ -710,14 +742,7 @@ impl Sim {
             let x = &self.ios[io as usize];
             (x.job, x.drive as usize, x.stage, x.len, x.start, x.pm, x.copy_to)
         };
-        if let Some(pm) = pm {
-            let p = &mut self.pms[pm as usize];
-            p.holder = None;
-            self.ios[io as usize].pm = None;
-            if let Some(next) = p.waiting.pop_front() {
-                self.grant_pm(pm, next);
-            }
-        }
+        debug_assert!(pm.is_none(), "the CBS token is released at the controller");
         if now >= self.win_start && now <= self.win_end {
             let st = &mut self.drives[d].st;
             match stage {
