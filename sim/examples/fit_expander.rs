@@ -1,0 +1,52 @@
+//! The fit behind the SAS3 expander's figures in model/catalog/fits.toml: a grid search over
+//! (hop_latency_us, stp_write_turnaround_us), each point scored by simulating source 004's
+//! relative changes (expander drive vs onboard drive) and summing squared errors in
+//! percentage points. Run: cargo run --release -p iopath-sim --example fit_expander
+use iopath_model::report::Report;
+use iopath_model::{Catalog, ParamOverride, Topology, WorkloadSpec};
+use rayon::prelude::*;
+
+fn run(t: &Topology, drive: &str, rw: &str, bs: &str, qd: u32) -> Report {
+    let w = WorkloadSpec { rw: Some(rw.into()), bs: Some(bs.into()), iodepth: Some(qd), drives: Some(vec![drive.into()]), runtime: Some("0.5s".into()), ..Default::default() };
+    iopath_sim::simulate(t, &w.resolve().unwrap(), &Default::default()).unwrap()
+}
+
+/// (relative change in percent, published) for every point of source 004 the tests check.
+pub fn points(t: &Topology) -> Vec<(&'static str, f64, f64)> {
+    let rel = |rw: &str, bs: &str, qd: u32, f: fn(&Report) -> f64| (f(&run(t, "expander", rw, bs, qd)) / f(&run(t, "onboard", rw, bs, qd)) - 1.0) * 100.0;
+    vec![
+        ("write 1m qd32 MB/s", rel("write", "1m", 32, |r| r.total.mb_s), -15.3),
+        ("write 4k qd32 MB/s", rel("write", "4k", 32, |r| r.total.mb_s), -18.6),
+        ("randwrite 4k qd32 IOPS", rel("randwrite", "4k", 32, |r| r.total.iops), -15.6),
+        ("randread 4k qd1 latency", rel("randread", "4k", 1, |r| r.total.lat_us.mean), 4.0),
+        ("randwrite 4k qd1 latency", rel("randwrite", "4k", 1, |r| r.total.lat_us.mean), 12.0),
+        ("read 1m qd32 MB/s", rel("read", "1m", 32, |r| r.total.mb_s), 0.0),
+    ]
+}
+
+fn main() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/c622-vs-9300-expander.toml");
+    let base = Topology::load(&path, &Catalog::builtin()).unwrap();
+    let mut grid = Vec::new();
+    for h in 0..=20 {
+        for tt in 0..=32 {
+            grid.push((h as f64 * 0.1, tt as f64 * 0.25));
+        }
+    }
+    let mut res: Vec<(f64, f64, f64, Vec<(&str, f64, f64)>)> = grid
+        .par_iter()
+        .map(|&(h, tt)| {
+            let o: Vec<ParamOverride> = [format!("exp.hop_latency_us={h}"), format!("exp.stp_write_turnaround_us={tt}")].iter().map(|s| s.parse().unwrap()).collect();
+            let t = base.with_overrides(&o).unwrap();
+            let p = points(&t);
+            (p.iter().map(|(_, a, b)| (a - b).powi(2)).sum::<f64>(), h, tt, p)
+        })
+        .collect();
+    res.sort_by(|x, y| x.0.partial_cmp(&y.0).unwrap());
+    for r in res.iter().take(3) {
+        println!("score {:.2} hop_latency_us {:.1} stp_write_turnaround_us {:.2}", r.0, r.1, r.2);
+        for (n, a, b) in &r.3 {
+            println!("    {n:<26} {a:+6.1}%  published {b:+6.1}%");
+        }
+    }
+}
