@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 /// Errors of a run.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("{path}: {op} of {len} bytes at offset {offset} failed: {source}{hint}")]
-    Io { path: PathBuf, op: &'static str, offset: u64, len: u64, source: io::Error, hint: &'static str },
+    #[error("{path}: {op} of {len} bytes at offset {offset} failed: {cause}{hint}")]
+    Io { path: PathBuf, op: &'static str, offset: u64, len: u64, cause: io::Error, hint: &'static str },
     #[error(
         "{path}: short {op}: {got} of {len} bytes at offset {offset}; the target ends before the region does (lower --region, or check the device size)"
     )]
@@ -428,7 +428,7 @@ fn uring_job(job: &JobSpec, clock: &Clock, ctr: &JobCounters) -> Result<JobResul
                     offset: slot.offset,
                     len: job.bs,
                     hint: hint_for(&e),
-                    source: e,
+                    cause: e,
                 });
                 clock.stop.store(true, Ordering::Relaxed);
                 inflight -= 1;
@@ -587,7 +587,7 @@ fn sync_worker(
                     offset: off,
                     len: job.bs,
                     hint: hint_for(&e),
-                    source: e,
+                    cause: e,
                 }),
             }
         };

@@ -377,7 +377,8 @@ mod tests {
 
     #[test]
     fn concatenated_documents_use_the_last() {
-        let two = format!("{FIO2}\n{FIO3}");
+        let fio3 = &FIO3[FIO3.find('{').unwrap()..];
+        let two = format!("{FIO2}\n{fio3}");
         let o = parse_fio_json("t", &two).unwrap();
         assert_eq!(o.version, "fio-3.33");
     }

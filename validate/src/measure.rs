@@ -214,7 +214,7 @@ fn open_all(
                 let meta = std::fs::metadata(p).map_err(|e| TargetError::Io {
                     path: p.clone(),
                     what: "stat".into(),
-                    source: e,
+                    cause: e,
                 })?;
                 target::adopt(p, cleared.file, &meta, false)?
             } else {

@@ -28,10 +28,10 @@ pub enum TargetError {
         "{path}: is on {fs} (memory), where O_DIRECT is accepted but bypasses nothing, so iopath would measure RAM; put the file on a disk-backed filesystem (check with `stat -f DIR`) or name a block device"
     )]
     MemoryFs { path: PathBuf, fs: &'static str },
-    #[error("{path}: cannot open: {source}{hint}")]
-    Open { path: PathBuf, source: io::Error, hint: String },
-    #[error("{path}: {what}: {source}")]
-    Io { path: PathBuf, what: String, source: io::Error },
+    #[error("{path}: cannot open: {cause}{hint}")]
+    Open { path: PathBuf, cause: io::Error, hint: String },
+    #[error("{path}: {what}: {cause}")]
+    Io { path: PathBuf, what: String, cause: io::Error },
     #[error(
         "{path}: is neither a regular file nor a block device; name a file (it is created) or a block device such as /dev/sdb"
     )]
@@ -255,7 +255,7 @@ pub fn open_target(path: &Path, mode: OpenMode) -> Result<Opened, TargetError> {
     let meta = std::fs::metadata(path).map_err(|e| TargetError::Open {
         hint: open_hint(&e, path, mode),
         path: path.to_path_buf(),
-        source: e,
+        cause: e,
     })?;
     let ft = meta.file_type();
     let is_block = ft.is_block_device();
@@ -275,12 +275,12 @@ pub fn open_target(path: &Path, mode: OpenMode) -> Result<Opened, TargetError> {
             let f = open_raw(path, flags, 0).map_err(|e| TargetError::Open {
                 hint: open_hint(&e, path, mode),
                 path: path.to_path_buf(),
-                source: e,
+                cause: e,
             })?;
             (f, true)
         }
         Err(e) => {
-            return Err(TargetError::Open { hint: open_hint(&e, path, mode), path: path.to_path_buf(), source: e });
+            return Err(TargetError::Open { hint: open_hint(&e, path, mode), path: path.to_path_buf(), cause: e });
         }
     };
     adopt(path, file, &meta, buffered)
@@ -294,7 +294,7 @@ pub fn adopt(path: &Path, file: File, meta: &std::fs::Metadata, buffered: bool) 
         blk_size(fd).ok_or_else(|| TargetError::Io {
             path: path.to_path_buf(),
             what: "BLKGETSIZE64 failed".into(),
-            source: io::Error::last_os_error(),
+            cause: io::Error::last_os_error(),
         })?
     } else {
         meta.len()
@@ -321,7 +321,7 @@ pub fn create_file_target(path: &Path, size: u64, seed: u64) -> Result<(), Targe
         return Err(TargetError::MemoryFs { path: path.to_path_buf(), fs });
     }
     let io_err =
-        |what: &str, e: io::Error| TargetError::Io { path: path.to_path_buf(), what: what.to_string(), source: e };
+        |what: &str, e: io::Error| TargetError::Io { path: path.to_path_buf(), what: what.to_string(), cause: e };
     const CHUNK: u64 = 1 << 20;
     let size = size.div_ceil(CHUNK).max(1) * CHUNK;
     let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
@@ -335,7 +335,7 @@ pub fn create_file_target(path: &Path, size: u64, seed: u64) -> Result<(), Targe
             return Err(TargetError::Open {
                 hint: open_hint(&e, path, OpenMode { write: true, exclusive: false }),
                 path: path.to_path_buf(),
-                source: e,
+                cause: e,
             });
         }
     };

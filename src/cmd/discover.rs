@@ -1,0 +1,46 @@
+//! `iopath discover`: write this machine's storage topology as a topology file that
+//! `iopath check` loads. Unknown parts are defined in the file with what sysfs told.
+
+use super::{CliError, CliResult, print_text};
+use anyhow::anyhow;
+use iopath_model::{Catalog, Topology};
+use iopath_validate::discover::{DiscoverOptions, discover, to_toml};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct DiscoverArgs {
+    /// Root of the sysfs tree to read (tests use fake trees)
+    #[arg(long, value_name = "DIR", default_value = "/sys")]
+    pub sysfs_root: PathBuf,
+    /// Write the topology to FILE instead of stdout
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also list virtual block devices (loop, dm, md, zram)
+    #[arg(long)]
+    pub all: bool,
+}
+
+pub fn run(a: DiscoverArgs, catalog: &Catalog) -> CliResult {
+    let d = discover(&a.sysfs_root, catalog, &DiscoverOptions { include_virtual: a.all }).map_err(CliError::usage)?;
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "this machine".into());
+    let text = to_toml(&d, &host);
+    // What we write must load; if it does not, that is our bug: say so and keep the text.
+    let name = a.out.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "discovered topology".into());
+    if let Err(e) = Topology::parse(&name, &text, catalog) {
+        eprintln!(
+            "warning: the discovered topology does not load yet:\n{e}\n(please report this with the output of `ls -lR /sys/class/block`)"
+        );
+    }
+    if d.drives.is_empty() {
+        eprintln!("warning: no drives found under {}/class/block", a.sysfs_root.display());
+    }
+    match &a.out {
+        Some(p) => {
+            std::fs::write(p, &text).map_err(|e| CliError::runtime(anyhow!("{}: cannot write: {e}", p.display())))?
+        }
+        None => print_text(&text)?,
+    }
+    Ok(0)
+}
