@@ -1,9 +1,11 @@
 //! Topologies: a tree of parts joined by links, written in TOML, loaded in two stages.
 //!
 //! Stage one ([`RawTopology`]) mirrors the file with serde (`deny_unknown_fields`) and keeps
-//! the span of every value. Stage two ([`Topology::from_raw`]) resolves part names against
-//! the catalog, checks the tree (parents, ports, cycles, what may attach to what), applies
-//! per-node `params`, derives every link, and reports *all* problems at once as
+//! the span of every value. Ports, counts and workload values stay TOML values there, so that
+//! a wrong type is reported in stage two, in words and together with every other problem.
+//! Stage two ([`Topology::from_raw`]) resolves part names against the catalog, checks the tree
+//! (parents, ports, cycles, what may attach to what), applies per-node `params`, derives every
+//! link, checks the named workloads against the drives, and reports *all* problems at once as
 //! [`Diagnostic`]s with file, line, column, key path, what was expected and a suggestion.
 //! The simulator accepts only the validated [`Topology`].
 //!
@@ -23,14 +25,14 @@
 //! ```
 
 use crate::catalog::{
-    Catalog, Figure, FigureType, Kind, Value, check_value, did_you_mean, figure_names, figure_spec,
-    suggest,
+    Catalog, CatalogError, Figure, FigureSpec, FigureType, Kind, Value, check_value, did_you_mean, figure_names,
+    figure_spec, suggest,
 };
 use crate::link::{Family, GenerationFigures, LinkSpec, parse_generation};
 use crate::units::parse_rate;
 use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::ops::Range;
 use toml::Spanned;
@@ -59,9 +61,31 @@ pub struct RawTopology {
     #[serde(default)]
     #[schemars(with = "Vec<serde_json::Value>")]
     pub part: Vec<crate::catalog::Part>,
-    /// Named workloads: `[workload.seqread]`.
+    /// Named workloads: `[workload.seqread]`. Kept with the position of every value; the
+    /// loader turns each into a [`WorkloadSpec`] ([`Topology::workloads`]).
     #[serde(default)]
-    pub workload: BTreeMap<String, WorkloadSpec>,
+    #[schemars(with = "BTreeMap<String, WorkloadSpec>")]
+    pub workload: BTreeMap<String, RawWorkload>,
+}
+
+/// A `[workload.NAME]` table as written, every value with its position. Values are kept as
+/// TOML values so that a wrong type is reported in stage two, in words and with the others.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWorkload {
+    pub rw: Option<Spanned<toml::Value>>,
+    pub bs: Option<Spanned<toml::Value>>,
+    pub iodepth: Option<Spanned<toml::Value>>,
+    pub numjobs: Option<Spanned<toml::Value>>,
+    pub rwmixread: Option<Spanned<toml::Value>>,
+    pub region: Option<Spanned<toml::Value>>,
+    pub runtime: Option<Spanned<toml::Value>>,
+    pub ramp: Option<Spanned<toml::Value>>,
+    pub active: Option<Spanned<toml::Value>>,
+    pub drives: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    pub copy: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    pub seed: Option<Spanned<toml::Value>>,
+    pub size: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
@@ -91,7 +115,7 @@ pub struct RawNode {
     pub parent: Spanned<String>,
     /// Port on the parent (controllers' ports for port multipliers and expanders).
     #[schemars(with = "Option<u32>")]
-    pub port: Option<Spanned<i64>>,
+    pub port: Option<Spanned<toml::Value>>,
     /// The link to the parent when it differs from the part's own: a slot that trains an x2
     /// card at x1 ("pcie2x1"), an expander's wide port ("sas3x4").
     #[schemars(with = "Option<String>")]
@@ -116,10 +140,10 @@ pub struct RawDrive {
     pub parent: Spanned<String>,
     /// Port on the parent; with `count`, the first of consecutive ports. Default: the next free.
     #[schemars(with = "Option<u32>")]
-    pub port: Option<Spanned<i64>>,
+    pub port: Option<Spanned<toml::Value>>,
     /// Declare many identical drives at once (24 bays).
     #[schemars(with = "Option<u32>")]
-    pub count: Option<Spanned<i64>>,
+    pub count: Option<Spanned<toml::Value>>,
     /// The drive's own link when slower than both ends allow ("sata1").
     #[schemars(with = "Option<String>")]
     pub link: Option<Spanned<String>>,
@@ -198,14 +222,19 @@ impl Sink<'_> {
         help: Option<String>,
     ) {
         let (line, column) = span.map(|s| line_col(self.text, s.start)).unwrap_or((0, 0));
-        self.out.push(Diagnostic {
-            file: self.file.to_string(),
-            line,
-            column,
-            key: key.into(),
-            message: message.into(),
-            help,
-        });
+        let d =
+            Diagnostic { file: self.file.to_string(), line, column, key: key.into(), message: message.into(), help };
+        // The same problem from every drive of a `count` group is reported once.
+        if !self.out.contains(&d) {
+            self.out.push(d);
+        }
+    }
+
+    /// Everything found, this sink's problems first, then `later`'s.
+    fn into_error(self, later: Sink) -> ConfigError {
+        let mut diagnostics = self.out;
+        diagnostics.extend(later.out);
+        ConfigError { diagnostics }
     }
 }
 
@@ -214,10 +243,7 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
-    let col = before
-        .rfind('\n')
-        .map(|i| before[i + 1..].chars().count() + 1)
-        .unwrap_or(before.chars().count() + 1);
+    let col = before.rfind('\n').map(|i| before[i + 1..].chars().count() + 1).unwrap_or(before.chars().count() + 1);
     (line, col)
 }
 
@@ -302,21 +328,14 @@ pub struct ParamOverride {
 impl std::str::FromStr for ParamOverride {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let (lhs, rhs) = s
-            .split_once('=')
-            .ok_or_else(|| format!("{s:?} is not NODE.PARAM=VALUE, e.g. pm.fbs=false"))?;
-        let (node, param) = lhs
-            .trim()
-            .split_once('.')
-            .ok_or_else(|| format!("{lhs:?} is not NODE.PARAM, e.g. hba.lanes"))?;
+        let (lhs, rhs) =
+            s.split_once('=').ok_or_else(|| format!("{s:?} is not NODE.PARAM=VALUE, e.g. pm.fbs=false"))?;
+        let (node, param) =
+            lhs.trim().split_once('.').ok_or_else(|| format!("{lhs:?} is not NODE.PARAM, e.g. hba.lanes"))?;
         if node.is_empty() || param.is_empty() || rhs.trim().is_empty() {
             return Err(format!("{s:?} is not NODE.PARAM=VALUE, e.g. pm.fbs=false"));
         }
-        Ok(ParamOverride {
-            node: node.to_string(),
-            param: param.to_string(),
-            value: Value::parse_cli(rhs),
-        })
+        Ok(ParamOverride { node: node.to_string(), param: param.to_string(), value: Value::parse_cli(rhs) })
     }
 }
 
@@ -342,17 +361,12 @@ impl Topology {
         let raw: RawTopology = match toml::from_str(text) {
             Ok(r) => r,
             Err(e) => {
-                let mut sink = Sink {
-                    file,
-                    text,
-                    out: Vec::new(),
-                };
+                let mut sink = Sink { file, text, out: Vec::new() };
                 let msg = e.message().trim().to_string();
-                let help = serde_help(&msg);
-                sink.at(e.span(), "", msg, help);
-                return Err(ConfigError {
-                    diagnostics: sink.out,
-                });
+                let key = e.span().map(|s| key_at(text, s.start)).unwrap_or_default();
+                let help = serde_help(&msg, &key);
+                sink.at(e.span(), key, msg, Some(help));
+                return Err(ConfigError { diagnostics: sink.out });
             }
         };
         Topology::from_raw(file, text, raw, catalog, &[])
@@ -361,13 +375,7 @@ impl Topology {
     /// Returns a copy with figure overrides applied (`--set`, `--vary`, fitting), validated
     /// as if they had been written in the file.
     pub fn with_overrides(&self, overrides: &[ParamOverride]) -> Result<Topology, ConfigError> {
-        Topology::from_raw(
-            &self.file,
-            &self.text,
-            self.raw.clone(),
-            &self.catalog,
-            overrides,
-        )
+        Topology::from_raw(&self.file, &self.text, self.raw.clone(), &self.catalog, overrides)
     }
 
     /// The catalog this topology was resolved against.
@@ -405,37 +413,36 @@ impl Topology {
     fn from_raw(
         file: &str,
         text: &str,
-        mut raw: RawTopology,
+        raw: RawTopology,
         catalog: &Catalog,
         overrides: &[ParamOverride],
     ) -> Result<Topology, ConfigError> {
-        let mut sink = Sink {
-            file,
-            text,
-            out: Vec::new(),
-        };
+        let mut sink = Sink { file, text, out: Vec::new() };
+        // Workload problems are collected apart and reported after the tree's, in file order.
+        let mut wsink = Sink { file, text, out: Vec::new() };
+        if raw.host.is_none()
+            && raw.node.is_empty()
+            && raw.drive.is_empty()
+            && raw.part.is_empty()
+            && raw.workload.is_empty()
+        {
+            let message = if raw.name.is_none() && raw.description.is_none() && raw.source.is_none() {
+                "the file is empty: it has no [[drive]], no [[node]] and no [host]"
+            } else {
+                "the file has a name but no [[drive]], no [[node]] and no [host]"
+            };
+            sink.at(None, "drive", message, Some(minimal_topology_help()));
+            return Err(sink.into_error(wsink));
+        }
         let mut cat = catalog.clone();
         // Parts defined in the file extend the catalog for this topology.
-        for p in &raw.part {
-            let t = toml::to_string(&PartFileOut {
-                part: vec![p.clone()],
-            })
-            .unwrap_or_default();
-            if let Err(e) = cat.overlay(file, &t) {
-                sink.at(
-                    None,
-                    format!("part.{}", p.id),
-                    e.to_string(),
-                    Some("see `iopath catalog` for the figure names of each kind".into()),
-                );
-            }
-        }
+        load_parts(&mut sink, &mut cat, &raw.part);
 
         // Host.
-        let host_raw = raw.host.clone().unwrap_or(RawHost {
-            part: Spanned::new(0..0, "generic-host".to_string()),
-            params: BTreeMap::new(),
-        });
+        let host_raw = raw
+            .host
+            .clone()
+            .unwrap_or(RawHost { part: Spanned::new(0..0, "generic-host".to_string()), params: BTreeMap::new() });
         let mut nodes: Vec<Node> = Vec::new();
         let mut params_of: Vec<BTreeMap<Spanned<String>, Spanned<toml::Value>>> = Vec::new();
         let mut key_of: Vec<String> = Vec::new();
@@ -448,51 +455,44 @@ impl Topology {
         struct Pending {
             key: String,
             parent: Spanned<String>,
+            /// The port as written (with `count`, the first of the group's ports).
             port: Option<Spanned<i64>>,
+            /// This drive's place in its `count` group: its port is `port + offset`.
+            offset: u32,
+            /// Drives in the group (1 without `count`).
+            count: u32,
             link: Option<Spanned<String>>,
         }
         let mut pending: Vec<Pending> = vec![Pending {
             key: "host".into(),
             parent: Spanned::new(0..0, String::new()),
             port: None,
+            offset: 0,
+            count: 1,
             link: None,
         }];
         let mut ids: HashMap<String, (NodeIx, Range<usize>)> = HashMap::new();
         ids.insert("host".to_string(), (0, 0..0));
-        let check_id = |sink: &mut Sink,
-                        id: &Spanned<String>,
-                        key: &str,
-                        ids: &HashMap<String, (NodeIx, Range<usize>)>|
-         -> bool {
-            let s = id.get_ref();
-            if s.is_empty()
-                || !s
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            {
-                sink.at(
-                    Some(id.span()),
-                    key,
-                    format!("id {s:?} must be letters, digits, '_' or '-'"),
-                    Some("rename it, e.g. \"hba0\"".into()),
-                );
-                return false;
-            }
-            if let Some((_, prev)) = ids.get(s) {
-                let (l, c) = line_col(sink.text, prev.start);
-                sink.at(
-                    Some(id.span()),
-                    key,
-                    format!("id {s:?} is used twice (first at line {l}, column {c})"),
-                    Some("give every node and drive its own id".into()),
-                );
-                return false;
-            }
-            true
+        // Ids that were rejected: references to them are not reported again.
+        let mut rejected: HashSet<String> = HashSet::new();
+        // False when some [[drive]] was skipped, so drive counts and names are incomplete.
+        let mut drives_complete = true;
+        let port_of = |sink: &mut Sink, p: &Option<Spanned<toml::Value>>, key: &str| {
+            p.as_ref().and_then(|p| {
+                integer(
+                    sink,
+                    p,
+                    &format!("{key}.port"),
+                    "a port number, a whole number from 0 (e.g. port = 0)",
+                    "ports are numbered from 0 on the parent; leave port out to take the next free one",
+                )
+                .map(|v| Spanned::new(p.span(), v))
+            })
         };
         for (i, n) in raw.node.iter().enumerate() {
             let key = format!("node[{i}]");
-            if !check_id(&mut sink, &n.id, &format!("{key}.id"), &ids) {
+            if check_id(&mut sink, &n.id, &format!("{key}.id"), &ids).is_err() {
+                rejected.insert(n.id.get_ref().clone());
                 continue;
             }
             let part = resolve_part(
@@ -500,74 +500,79 @@ impl Topology {
                 &cat,
                 &n.part,
                 &format!("{key}.part"),
-                &[
-                    Kind::Switch,
-                    Kind::Controller,
-                    Kind::PortMultiplier,
-                    Kind::Expander,
-                ],
+                &[Kind::Switch, Kind::Controller, Kind::PortMultiplier, Kind::Expander],
             );
             let kind = part.as_ref().map(|p| p.kind).unwrap_or(Kind::Controller);
+            let port = port_of(&mut sink, &n.port, &key);
             ids.insert(n.id.get_ref().clone(), (nodes.len(), n.id.span()));
             nodes.push(new_node(n.id.get_ref(), kind, part, None, None));
             params_of.push(n.params.clone());
             key_of.push(key.clone());
-            pending.push(Pending {
-                key,
-                parent: n.parent.clone(),
-                port: n.port.clone(),
-                link: n.link.clone(),
-            });
+            pending.push(Pending { key, parent: n.parent.clone(), port, offset: 0, count: 1, link: n.link.clone() });
         }
         for (i, d) in raw.drive.iter().enumerate() {
             let key = format!("drive[{i}]");
             let count = match &d.count {
                 None => 1,
-                Some(c) if (1..=4096).contains(c.get_ref()) => *c.get_ref() as usize,
-                Some(c) => {
-                    sink.at(
-                        Some(c.span()),
-                        format!("{key}.count"),
-                        format!("count = {} is outside 1..4096", c.get_ref()),
-                        Some("declare between 1 and 4096 identical drives".into()),
-                    );
-                    continue;
-                }
+                Some(c) => match integer(
+                    &mut sink,
+                    c,
+                    &format!("{key}.count"),
+                    "a whole number of drives (e.g. count = 24)",
+                    "count declares that many identical drives, from 1 to 4096, with ids ID0, ID1, ...",
+                ) {
+                    Some(n) if (1..=4096).contains(&n) => n as u32,
+                    Some(n) => {
+                        sink.at(
+                            Some(c.span()),
+                            format!("{key}.count"),
+                            format!("count = {n} is outside 1..4096"),
+                            Some("declare between 1 and 4096 identical drives".into()),
+                        );
+                        rejected.insert(d.id.get_ref().clone());
+                        drives_complete = false;
+                        continue;
+                    }
+                    None => {
+                        rejected.insert(d.id.get_ref().clone());
+                        drives_complete = false;
+                        continue;
+                    }
+                },
             };
-            let part = resolve_part(
-                &mut sink,
-                &cat,
-                &d.part,
-                &format!("{key}.part"),
-                &[Kind::Drive],
-            );
+            let part = resolve_part(&mut sink, &cat, &d.part, &format!("{key}.part"), &[Kind::Drive]);
+            let port = port_of(&mut sink, &d.port, &key);
             for k in 0..count {
                 let id = if d.count.is_some() {
                     Spanned::new(d.id.span(), format!("{}{}", d.id.get_ref(), k))
                 } else {
                     d.id.clone()
                 };
-                if !check_id(&mut sink, &id, &format!("{key}.id"), &ids) {
-                    continue;
+                match check_id(&mut sink, &id, &format!("{key}.id"), &ids) {
+                    Ok(()) => {}
+                    Err(IdProblem::Duplicate) => {
+                        rejected.insert(id.get_ref().clone());
+                        drives_complete = false;
+                        continue;
+                    }
+                    Err(IdProblem::Invalid) => {
+                        // Every id of the group has the same fault: report it once.
+                        rejected.insert(d.id.get_ref().clone());
+                        rejected.insert(id.get_ref().clone());
+                        drives_complete = false;
+                        break;
+                    }
                 }
-                let port = d
-                    .port
-                    .as_ref()
-                    .map(|p| Spanned::new(p.span(), p.get_ref() + k as i64));
                 ids.insert(id.get_ref().clone(), (nodes.len(), id.span()));
-                nodes.push(new_node(
-                    id.get_ref(),
-                    Kind::Drive,
-                    part.clone(),
-                    None,
-                    d.dev.clone(),
-                ));
+                nodes.push(new_node(id.get_ref(), Kind::Drive, part.clone(), None, d.dev.clone()));
                 params_of.push(d.params.clone());
                 key_of.push(key.clone());
                 pending.push(Pending {
                     key: key.clone(),
                     parent: d.parent.clone(),
-                    port,
+                    port: port.clone(),
+                    offset: k,
+                    count,
                     link: d.link.clone(),
                 });
             }
@@ -579,14 +584,11 @@ impl Topology {
                 Some(ix) => {
                     let v = match &o.value {
                         Value::Bool(b) => toml::Value::Boolean(*b),
-                        Value::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => {
-                            toml::Value::Integer(*n as i64)
-                        }
+                        Value::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => toml::Value::Integer(*n as i64),
                         Value::Num(n) => toml::Value::Float(*n),
                         Value::Str(s) => toml::Value::String(s.clone()),
                     };
-                    params_of[ix]
-                        .insert(Spanned::new(0..0, o.param.clone()), Spanned::new(0..0, v));
+                    params_of[ix].insert(Spanned::new(0..0, o.param.clone()), Spanned::new(0..0, v));
                 }
                 None => {
                     let s = suggest(&o.node, nodes.iter().map(|n| n.id.as_str()));
@@ -599,6 +601,10 @@ impl Topology {
                 }
             }
         }
+
+        // Named workloads, validated now so a broken one is a config error, not a run-time one.
+        let drive_ids: Vec<&str> = nodes.iter().filter(|n| n.is_drive()).map(|n| n.id.as_str()).collect();
+        let workloads = check_workloads(&mut wsink, &raw.workload, &drive_ids, drives_complete);
 
         // Parents.
         for ix in 1..nodes.len() {
@@ -614,6 +620,8 @@ impl Topology {
                     );
                 }
                 Some((pix, _)) => nodes[ix].parent = Some(*pix),
+                // Its id was rejected and reported already.
+                None if rejected.contains(pid) => {}
                 None => {
                     let s = suggest(pid, ids.keys().map(|k| k.as_str()));
                     sink.at(
@@ -625,36 +633,56 @@ impl Topology {
                 }
             }
         }
-        // Cycles: a node whose parent chain never reaches the host.
-        for ix in 1..nodes.len() {
-            let mut seen = vec![false; nodes.len()];
-            let mut cur = ix;
-            let mut cyc = false;
-            while let Some(p) = nodes[cur].parent {
-                if seen[p] {
-                    cyc = true;
-                    break;
+        // Cycles: parent chains that never reach the host. Each cycle is reported once, at its
+        // member that comes first in the file; nodes that merely hang below a cycle are not.
+        let mut state = vec![Walk::New; nodes.len()];
+        for start in 1..nodes.len() {
+            let mut walk = Vec::new();
+            let mut cur = Some(start);
+            while let Some(c) = cur {
+                match state[c] {
+                    Walk::New => {
+                        state[c] = Walk::OnPath;
+                        walk.push(c);
+                        cur = nodes[c].parent;
+                    }
+                    Walk::OnPath => {
+                        let from = walk.iter().position(|&w| w == c).unwrap_or(0);
+                        let first = walk[from..].iter().copied().min().unwrap_or(c);
+                        let mut names = vec![format!("{:?}", nodes[first].id)];
+                        let mut m = nodes[first].parent;
+                        while let Some(x) = m {
+                            names.push(format!("{:?}", nodes[x].id));
+                            if x == first || names.len() > walk.len() + 1 {
+                                break;
+                            }
+                            m = nodes[x].parent;
+                        }
+                        let pend = &pending[first];
+                        sink.at(
+                            Some(pend.parent.span()),
+                            format!("{}.parent", pend.key),
+                            format!(
+                                "{:?} is in a cycle of parents and cannot reach the host: {}",
+                                nodes[first].id,
+                                names.join(" -> ")
+                            ),
+                            Some(format!(
+                                "every chain of parents must end at \"host\"; attach one of the cycle to \"host\" or a controller outside it, e.g. parent = \"host\" in {}",
+                                pend.key
+                            )),
+                        );
+                        break;
+                    }
+                    Walk::Done => break,
                 }
-                seen[p] = true;
-                cur = p;
             }
-            if cyc {
-                let pend = &pending[ix];
-                sink.at(
-                    Some(pend.parent.span()),
-                    format!("{}.parent", pend.key),
-                    format!(
-                        "{:?} is in a cycle of parents and cannot reach the host",
-                        nodes[ix].id
-                    ),
-                    Some("every chain of parents must end at \"host\"".into()),
-                );
+            for w in walk {
+                state[w] = Walk::Done;
             }
         }
         if !sink.out.is_empty() {
-            return Err(ConfigError {
-                diagnostics: sink.out,
-            });
+            return Err(sink.into_error(wsink));
         }
         for ix in 1..nodes.len() {
             if let Some(p) = nodes[ix].parent {
@@ -668,67 +696,40 @@ impl Topology {
             let prm = params_of[ix].clone();
             for (k, v) in &prm {
                 let key = format!("{}.params.{}", key_of[ix], k.get_ref());
-                let span = if v.span().end > 0 {
-                    Some(v.span())
-                } else {
-                    None
-                };
+                let span = known(v);
                 let Some(spec) = figure_spec(kind, k.get_ref()) else {
                     let s = suggest(k.get_ref(), figure_names(kind));
                     sink.at(
-                        if k.span().end > 0 {
-                            Some(k.span())
-                        } else {
-                            None
-                        },
+                        known(k),
                         key,
-                        format!(
-                            "{:?} is not a figure of a {}{}",
-                            k.get_ref(),
-                            kind,
-                            did_you_mean(&s)
-                        ),
-                        Some(format!(
-                            "a {} accepts: {}",
-                            kind,
-                            figure_names(kind).collect::<Vec<_>>().join(", ")
-                        )),
+                        format!("{:?} is not a figure of a {}{}", k.get_ref(), kind, did_you_mean(&s)),
+                        Some(format!("a {} accepts: {}", kind, figure_names(kind).collect::<Vec<_>>().join(", "))),
                     );
                     continue;
                 };
                 let value = match (spec.ty, v.get_ref()) {
                     (FigureType::Num, toml::Value::Integer(i)) => Value::Num(*i as f64),
                     (FigureType::Num, toml::Value::Float(f)) => Value::Num(*f),
-                    (FigureType::Num, toml::Value::String(s)) if spec.name.ends_with("_mb_s") => {
-                        match parse_rate(s) {
-                            Ok(r) => Value::Num(r.mb_s()),
-                            Err(e) => {
-                                sink.at(
-                                    span,
-                                    key,
-                                    e.to_string(),
-                                    Some(format!(
-                                        "write a rate with its unit, e.g. {} = \"550MB/s\"",
-                                        spec.name
-                                    )),
-                                );
-                                continue;
-                            }
+                    (FigureType::Num, toml::Value::String(s)) if spec.name.ends_with("_mb_s") => match parse_rate(s) {
+                        Ok(r) => Value::Num(r.mb_s()),
+                        Err(e) => {
+                            sink.at(
+                                span,
+                                key,
+                                e.to_string(),
+                                Some(format!("write a rate with its unit, e.g. {} = \"550MB/s\"", spec.name)),
+                            );
+                            continue;
                         }
-                    }
+                    },
                     (FigureType::Bool, toml::Value::Boolean(b)) => Value::Bool(*b),
                     (FigureType::Str, toml::Value::String(s)) => Value::Str(s.clone()),
                     (_, other) => {
                         sink.at(
                             span,
                             key,
-                            format!(
-                                "expected {} ({}), found {}",
-                                type_name(spec.ty),
-                                spec.doc,
-                                other
-                            ),
-                            None,
+                            format!("expected {} ({}), found {}", type_name(spec.ty), spec.doc, other),
+                            Some(param_type_help(spec)),
                         );
                         continue;
                     }
@@ -742,120 +743,171 @@ impl Topology {
                 } else {
                     "command line (--set)".to_string()
                 };
-                nodes[ix].figures.insert(
-                    spec.name.to_string(),
-                    Figure {
-                        value,
-                        source,
-                        basis: "measurement".into(),
-                    },
-                );
+                nodes[ix].figures.insert(spec.name.to_string(), Figure { value, source, basis: "measurement".into() });
             }
         }
 
         // Ports and what may attach to what.
         let mut used: HashMap<(NodeIx, u32), NodeIx> = HashMap::new();
         let mut next_port: HashMap<NodeIx, u32> = HashMap::new();
+        // Port problems of a `count` group are reported once, for its first drive.
+        let mut port_reported: HashSet<String> = HashSet::new();
         for ix in 1..nodes.len() {
             let Some(pix) = nodes[ix].parent else {
                 continue;
             };
             let key = pending[ix].key.clone();
             let (pk, ck) = (nodes[pix].kind, nodes[ix].kind);
+            let (cid, pid, ppart) = (nodes[ix].id.clone(), nodes[pix].id.clone(), nodes[pix].part.clone());
             let pspan = Some(pending[ix].parent.span());
             let attach_err = |sink: &mut Sink, msg: String, help: &str| {
-                sink.at(
-                    pspan.clone(),
-                    format!("{key}.parent"),
-                    msg,
-                    Some(help.to_string()),
-                )
+                sink.at(pspan.clone(), format!("{key}.parent"), msg, Some(help.to_string()))
             };
-            match (pk, ck) {
-                (Kind::Host | Kind::Switch, Kind::Switch | Kind::Controller) => {}
-                (Kind::Host | Kind::Switch, Kind::Drive)
-                    if nodes[ix].text("interface") == Some("nvme") => {}
-                (Kind::Controller, Kind::Drive | Kind::Expander) => {}
-                (Kind::Controller, Kind::PortMultiplier) => {
-                    let sup = nodes[pix].text("pm_support").unwrap_or("none");
-                    if sup == "none" {
-                        attach_err(
-                            &mut sink,
-                            format!(
-                                "controller {:?} ({}) does not support port multipliers",
-                                nodes[pix].id, nodes[pix].part
-                            ),
-                            "attach the port multiplier to a controller whose pm_support is cbs or fbs (e.g. marvell-88se9172, jmb585)",
-                        );
-                    } else if sup == "cbs" && nodes[ix].flag("fbs", false) {
-                        sink.at(pspan.clone(), format!("{key}.params.fbs"), format!("controller {:?} supports only command-based switching, but the port multiplier has fbs = true", nodes[pix].id), Some("set params = { fbs = false } on the port multiplier".into()));
-                    }
-                }
-                (Kind::PortMultiplier, Kind::Drive)
-                | (Kind::Expander, Kind::Drive | Kind::Expander) => {}
-                (_, Kind::Drive) if nodes[ix].text("interface") == Some("nvme") => {
+            let nvme = ck == Kind::Drive && nodes[ix].text("interface") == Some("nvme");
+            let sas_controller = pk == Kind::Controller && nodes[pix].num("sas_gen", 0.0) > 0.0;
+            if nvme {
+                // NVMe is PCIe: only the root complex or a PCIe switch carries it.
+                if !matches!(pk, Kind::Host | Kind::Switch) {
                     attach_err(
                         &mut sink,
-                        format!(
-                            "NVMe drive {:?} cannot attach to a {} ({:?})",
-                            nodes[ix].id, pk, nodes[pix].id
-                        ),
-                        "attach NVMe drives to \"host\" or a switch",
+                        format!("NVMe drive {cid:?} cannot attach to a {pk} ({pid:?})"),
+                        "attach NVMe drives to \"host\" or a PCIe switch; SATA and SAS controllers, port multipliers and expanders cannot carry NVMe",
                     );
                 }
-                (Kind::Drive, _) => attach_err(
-                    &mut sink,
-                    format!("{:?} is a drive and cannot have children", nodes[pix].id),
-                    "attach it to a controller, port multiplier or expander",
-                ),
-                _ => attach_err(
-                    &mut sink,
-                    format!("a {} cannot attach to a {} ({:?})", ck, pk, nodes[pix].id),
-                    "controllers attach to host or a switch; drives to controllers, port multipliers or expanders",
-                ),
+            } else {
+                match (pk, ck) {
+                    (Kind::Host | Kind::Switch, Kind::Switch | Kind::Controller) => {}
+                    (Kind::Controller, Kind::Drive) => {}
+                    (Kind::Controller, Kind::Expander) => {
+                        if !sas_controller {
+                            attach_err(
+                                &mut sink,
+                                format!(
+                                    "SAS expander {cid:?} cannot attach to SATA-only {pid:?} ({ppart}), which has no SAS ports (no sas_gen)"
+                                ),
+                                "attach the expander to a SAS HBA (e.g. lsi-sas3008) or cascade it from another expander",
+                            );
+                        }
+                    }
+                    (Kind::Controller, Kind::PortMultiplier) => {
+                        let sup = nodes[pix].text("pm_support").unwrap_or("none");
+                        // The catalog's fbs figure says what the PM can do; under a CBS-only
+                        // controller it falls back to command-based switching
+                        // (`paths::pm_uses_fbs`). Only an fbs = true the user asked for is wrong.
+                        let asked_fbs = params_of[ix]
+                            .iter()
+                            .find(|(k, v)| k.get_ref() == "fbs" && v.get_ref() == &toml::Value::Boolean(true));
+                        if sup == "none" {
+                            attach_err(
+                                &mut sink,
+                                format!("controller {pid:?} ({ppart}) does not support port multipliers"),
+                                "attach the port multiplier to a controller whose pm_support is cbs or fbs (e.g. marvell-88se9172, jmb585)",
+                            );
+                        } else if let (true, Some((_, v))) = (sup == "cbs", asked_fbs) {
+                            sink.at(
+                                known(v).or(pspan.clone()),
+                                format!("{key}.params.fbs"),
+                                format!(
+                                    "controller {pid:?} ({ppart}) supports only command-based switching, but the port multiplier {cid:?} asks for fbs = true"
+                                ),
+                                Some(
+                                    "remove fbs = true (the port multiplier then switches by command), or attach it to a controller whose pm_support is fbs (e.g. asm1166)"
+                                        .into(),
+                                ),
+                            );
+                        }
+                    }
+                    (Kind::PortMultiplier, Kind::Drive) | (Kind::Expander, Kind::Drive | Kind::Expander) => {}
+                    (Kind::Drive, _) => attach_err(
+                        &mut sink,
+                        format!("{pid:?} is a drive and cannot have children"),
+                        "attach it to a controller, port multiplier or expander",
+                    ),
+                    _ => attach_err(
+                        &mut sink,
+                        format!("a {ck} cannot attach to a {pk} ({pid:?})"),
+                        "controllers attach to host or a switch; drives to controllers, port multipliers or expanders",
+                    ),
+                }
             }
             // SAS drives need a SAS-capable parent.
             if ck == Kind::Drive && nodes[ix].text("interface") == Some("sas") {
                 let sas_ok = match pk {
-                    Kind::Controller => nodes[pix].num("sas_gen", 0.0) > 0.0,
+                    Kind::Controller => sas_controller,
                     Kind::Expander => true,
                     _ => false,
                 };
                 if !sas_ok {
                     attach_err(
                         &mut sink,
-                        format!(
-                            "SAS drive {:?} cannot attach to SATA-only {:?} ({})",
-                            nodes[ix].id, nodes[pix].id, nodes[pix].part
-                        ),
+                        format!("SAS drive {cid:?} cannot attach to SATA-only {pid:?} ({ppart})"),
                         "use a SAS HBA (e.g. lsi-sas3008) or an expander",
                     );
                 }
             }
-            // Ports: controllers and port multipliers have numbered ports.
+            // The host and switches have no numbered ports: a port there means nothing.
+            if matches!(pk, Kind::Host | Kind::Switch)
+                && let Some(p) = &pending[ix].port
+            {
+                if port_reported.insert(key.clone()) {
+                    sink.at(
+                        Some(p.span()),
+                        format!("{key}.port"),
+                        format!(
+                            "port = {} means nothing here: {pid:?} is a {pk}, which has no numbered ports",
+                            p.get_ref()
+                        ),
+                        Some(format!(
+                            "remove port from {key}; ports number the connectors of controllers, port multipliers and expanders"
+                        )),
+                    );
+                }
+                continue;
+            }
+            // Ports: controllers, port multipliers and expanders have numbered ports.
             if matches!(pk, Kind::Controller | Kind::PortMultiplier | Kind::Expander) {
                 let nports = match pk {
                     Kind::Expander => nodes[pix].num("phys", 0.0) as u32,
                     _ => nodes[pix].num("ports", 0.0) as u32,
                 };
+                let (offset, count) = (pending[ix].offset, pending[ix].count);
                 let port = match &pending[ix].port {
                     Some(p) => {
-                        let v = *p.get_ref();
-                        if v < 0 || v >= i64::from(nports) {
-                            sink.at(
-                                Some(p.span()),
-                                format!("{key}.port"),
-                                format!(
-                                    "port {v} does not exist: {:?} ({}) has ports 0..{}",
-                                    nodes[pix].id,
-                                    nodes[pix].part,
-                                    nports.saturating_sub(1)
-                                ),
-                                Some(format!("use a port from 0 to {}", nports.saturating_sub(1))),
-                            );
-                            continue;
+                        let base = *p.get_ref();
+                        // With `count`, this drive's port is base + offset; checked, since
+                        // base can be any i64.
+                        let v = base.checked_add(i64::from(offset));
+                        match v.and_then(|v| u32::try_from(v).ok()).filter(|v| *v < nports) {
+                            Some(v) => v,
+                            None => {
+                                if port_reported.insert(key.clone()) {
+                                    let shown = v.map_or_else(|| format!("{base} + {offset}"), |v| v.to_string());
+                                    let help = if count > 1 && count > nports {
+                                        format!(
+                                            "count = {count} needs {count} ports, but {pid:?} has {nports}; lower count or spread the drives over more controllers"
+                                        )
+                                    } else if count > 1 {
+                                        format!(
+                                            "count = {count} from port {base} needs ports {base} to {}; start at a port from 0 to {}",
+                                            i128::from(base) + i128::from(count) - 1,
+                                            nports - count
+                                        )
+                                    } else {
+                                        format!("use a port from 0 to {}", nports.saturating_sub(1))
+                                    };
+                                    sink.at(
+                                        Some(p.span()),
+                                        format!("{key}.port"),
+                                        format!(
+                                            "port {shown} does not exist: {pid:?} ({ppart}) has ports 0..{}",
+                                            nports.saturating_sub(1)
+                                        ),
+                                        Some(help),
+                                    );
+                                }
+                                continue;
+                            }
                         }
-                        v as u32
                     }
                     None => {
                         let np = next_port.entry(pix).or_insert(0);
@@ -863,32 +915,24 @@ impl Topology {
                             *np += 1;
                         }
                         if *np >= nports {
-                            attach_err(
-                                &mut sink,
-                                format!(
-                                    "{:?} ({}) has only {} ports, and all are taken",
-                                    nodes[pix].id, nodes[pix].part, nports
-                                ),
-                                "add another controller or an expander, or remove a drive",
-                            );
+                            if port_reported.insert(key.clone()) {
+                                attach_err(
+                                    &mut sink,
+                                    format!("{pid:?} ({ppart}) has only {nports} ports, and all are taken"),
+                                    "add another controller or an expander, or remove a drive",
+                                );
+                            }
                             continue;
                         }
                         *np
                     }
                 };
                 if let Some(prev) = used.insert((pix, port), ix) {
-                    let pspan2 = pending[ix]
-                        .port
-                        .as_ref()
-                        .map(|p| p.span())
-                        .or(pspan.clone());
+                    let pspan2 = pending[ix].port.as_ref().map(|p| p.span()).or(pspan.clone());
                     sink.at(
                         pspan2,
                         format!("{key}.port"),
-                        format!(
-                            "port {port} of {:?} is already used by {:?}",
-                            nodes[pix].id, nodes[prev].id
-                        ),
+                        format!("port {port} of {pid:?} is already used by {:?}", nodes[prev].id),
                         Some("give each drive its own port".into()),
                     );
                 }
@@ -908,47 +952,10 @@ impl Topology {
             let derived = derive_link(&nodes, ix, pix, host_mps, cpl);
             let link = match &p.link {
                 None => derived,
-                Some(l) => match parse_generation(l.get_ref()) {
-                    Some((fam, g, lanes, _))
-                        if fam == derived.family || derived.family == Family::Internal =>
-                    {
-                        LinkSpec {
-                            family: fam,
-                            generation: if derived.family == Family::Internal {
-                                g
-                            } else {
-                                g.min(derived.generation)
-                            },
-                            lanes: lanes.unwrap_or(derived.lanes).min(
-                                if derived.family == Family::Internal {
-                                    u32::MAX
-                                } else {
-                                    derived.lanes.max(lanes.unwrap_or(0))
-                                },
-                            ),
-                            ..derived
-                        }
-                    }
-                    Some((fam, ..)) => {
-                        sink.at(
-                            Some(l.span()),
-                            format!("{}.link", p.key),
-                            format!(
-                                "{:?} is a {:?} link, but this attachment is {:?}",
-                                l.get_ref(),
-                                fam,
-                                derived.family
-                            ),
-                            Some(format!(
-                                "write a {:?} link such as {}",
-                                derived.family,
-                                example_link(derived.family)
-                            )),
-                        );
-                        derived
-                    }
-                    None => {
-                        sink.at(Some(l.span()), format!("{}.link", p.key), format!("{:?} is not a link generation", l.get_ref()), Some("write e.g. \"pcie3x2\", \"pcie2x1\", \"sata1\", \"sas3x4\", \"dmi3\"".into()));
+                Some(l) => match written_link(&nodes[pix], &derived, l.get_ref()) {
+                    Ok(link) => link,
+                    Err((message, help)) => {
+                        sink.at(Some(l.span()), format!("{}.link", p.key), message, Some(help));
                         derived
                     }
                 },
@@ -959,60 +966,41 @@ impl Topology {
                         generations.insert(link.generation_key(), generation_figures(part));
                     }
                     None => sink.at(
-                        None,
+                        p.link.as_ref().map(|l| l.span()),
                         format!("{}.link", p.key),
                         format!(
                             "no link generation {:?} in the catalog",
                             link.generation_key()
                         ),
-                        None,
+                        Some(
+                            "`iopath catalog` lists the link generations; a [[part]] of kind link in this file can add one"
+                                .into(),
+                        ),
                     ),
                 }
             }
             nodes[ix].link = link;
         }
-        if nodes.iter().filter(|n| n.is_drive()).count() == 0 {
+        if nodes.iter().filter(|n| n.is_drive()).count() == 0 && drives_complete {
             sink.at(
                 None,
                 "drive",
                 "the topology has no drives",
-                Some("add a [[drive]] with id, part, parent and port".into()),
+                Some(
+                    "add a [[drive]] with id, part, parent and port, e.g.\n      [[drive]]\n      id = \"d\"\n      part = \"kingston-dc600m-1920\"\n      parent = \"hba\"\n      port = 0"
+                        .into(),
+                ),
             );
         }
-        if !sink.out.is_empty() {
-            return Err(ConfigError {
-                diagnostics: sink.out,
-            });
+        if !sink.out.is_empty() || !wsink.out.is_empty() {
+            return Err(sink.into_error(wsink));
         }
         let drives = (0..nodes.len()).filter(|&i| nodes[i].is_drive()).collect();
-        let workloads = std::mem::take(&mut raw.workload);
-        // Validate named workloads now, so a broken one is a config error, not a run-time one.
-        for (name, w) in &workloads {
-            if let Err(errs) = w.resolve() {
-                for e in errs {
-                    sink.at(
-                        None,
-                        format!("workload.{name}.{}", e.field),
-                        e.message,
-                        None,
-                    );
-                }
-            }
-        }
-        if !sink.out.is_empty() {
-            return Err(ConfigError {
-                diagnostics: sink.out,
-            });
-        }
-        raw.workload = workloads.clone();
         Ok(Topology {
-            name: raw.name.clone().unwrap_or_else(|| {
-                file.rsplit('/')
-                    .next()
-                    .unwrap_or(file)
-                    .trim_end_matches(".toml")
-                    .to_string()
-            }),
+            name: raw
+                .name
+                .clone()
+                .unwrap_or_else(|| file.rsplit('/').next().unwrap_or(file).trim_end_matches(".toml").to_string()),
             description: raw.description.clone().unwrap_or_default(),
             source: raw.source.clone().unwrap_or_default(),
             file: file.to_string(),
@@ -1032,6 +1020,522 @@ struct PartFileOut {
     part: Vec<crate::catalog::Part>,
 }
 
+/// Why an id was not accepted.
+enum IdProblem {
+    /// Not letters, digits, '_' or '-'.
+    Invalid,
+    /// Another node or drive already has it.
+    Duplicate,
+}
+
+/// Checks an id's characters and that it is new; reports the problem.
+fn check_id(
+    sink: &mut Sink,
+    id: &Spanned<String>,
+    key: &str,
+    ids: &HashMap<String, (NodeIx, Range<usize>)>,
+) -> Result<(), IdProblem> {
+    let s = id.get_ref();
+    if s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        sink.at(
+            Some(id.span()),
+            key,
+            format!("id {s:?} must be letters, digits, '_' or '-'"),
+            Some("rename it, e.g. \"hba0\"".into()),
+        );
+        return Err(IdProblem::Invalid);
+    }
+    if let Some((_, prev)) = ids.get(s) {
+        let (l, c) = line_col(sink.text, prev.start);
+        sink.at(
+            Some(id.span()),
+            key,
+            format!("id {s:?} is used twice (first at line {l}, column {c})"),
+            Some("give every node and drive its own id".into()),
+        );
+        return Err(IdProblem::Duplicate);
+    }
+    Ok(())
+}
+
+/// Where a node's parent chain walk stands, for finding cycles.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Walk {
+    New,
+    OnPath,
+    Done,
+}
+
+/// The span of a value written in the file; `None` for values made up by the loader or
+/// given on the command line (span 0..0).
+fn known<T>(v: &Spanned<T>) -> Option<Range<usize>> {
+    let s = v.span();
+    (s.end > 0).then_some(s)
+}
+
+/// A TOML value as a message names it: `2.5`, `the string "zero"`, `a table`.
+fn found(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => format!("the string {s:?}"),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => format!("{f:?}"),
+        toml::Value::Boolean(b) => b.to_string(),
+        toml::Value::Datetime(d) => format!("the date {d}"),
+        toml::Value::Array(_) => "a list".to_string(),
+        toml::Value::Table(_) => "a table".to_string(),
+    }
+}
+
+/// A whole number, or a diagnostic that says in words what is expected (`what`).
+fn integer(sink: &mut Sink, v: &Spanned<toml::Value>, key: &str, what: &str, help: &str) -> Option<i64> {
+    match v.get_ref() {
+        toml::Value::Integer(i) => Some(*i),
+        other => {
+            sink.at(known(v), key, format!("expected {what}, found {}", found(other)), Some(help.to_string()));
+            None
+        }
+    }
+}
+
+/// The help for a param of the wrong type: what the figure is and how to write it.
+fn param_type_help(spec: &FigureSpec) -> String {
+    let how = match spec.ty {
+        FigureType::Num if spec.name.ends_with("_mb_s") => format!(
+            "a number from {} to {}, or a rate with its unit such as {} = \"550MB/s\"",
+            spec.range.0, spec.range.1, spec.name
+        ),
+        FigureType::Num => format!(
+            "a number from {} to {} without quotes, e.g. {} = {}",
+            spec.range.0, spec.range.1, spec.name, spec.range.0
+        ),
+        FigureType::Bool => format!("true or false without quotes, e.g. {} = false", spec.name),
+        FigureType::Str => format!("a string in quotes, e.g. {} = \"...\"", spec.name),
+    };
+    format!("{} is {}; write {how}", spec.name, spec.doc)
+}
+
+/// The help for a file with nothing to model: a complete minimal topology.
+fn minimal_topology_help() -> String {
+    [
+        "a minimal topology has a host, a controller and a drive:",
+        "[host]",
+        "part = \"amd-am5\"",
+        "",
+        "[[node]]",
+        "id = \"hba\"",
+        "part = \"asm1166\"",
+        "parent = \"host\"",
+        "",
+        "[[drive]]",
+        "id = \"d\"",
+        "part = \"kingston-dc600m-1920\"",
+        "parent = \"hba\"",
+        "port = 0",
+        "",
+        "`iopath catalog` lists the parts; configs/ holds complete examples",
+    ]
+    .join("\n      ")
+}
+
+/// Adds the file's `[[part]]` tables to the catalog, reporting each broken one at the
+/// figure, kind or id it is about.
+fn load_parts(sink: &mut Sink, cat: &mut Catalog, parts: &[crate::catalog::Part]) {
+    if parts.is_empty() {
+        return;
+    }
+    // The parts again, only for positions: `Part` (the catalog's type) keeps none.
+    #[derive(Deserialize)]
+    struct Positions {
+        #[serde(default)]
+        part: Vec<PartPosition>,
+    }
+    #[derive(Deserialize)]
+    struct PartPosition {
+        id: Option<Spanned<String>>,
+        kind: Option<Spanned<toml::Value>>,
+        #[serde(default)]
+        figures: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    }
+    let positions = toml::from_str::<Positions>(sink.text).map(|p| p.part).unwrap_or_default();
+    for (i, p) in parts.iter().enumerate() {
+        let t = toml::to_string(&PartFileOut { part: vec![p.clone()] }).unwrap_or_default();
+        let Err(e) = cat.overlay(sink.file, &t) else {
+            continue;
+        };
+        // The error's own text without the file name, which the diagnostic already shows.
+        let message = match e {
+            CatalogError::Parse { message, .. } | CatalogError::Part { message, .. } => message,
+        };
+        let pos = positions.get(i);
+        let figure = pos.and_then(|pp| {
+            pp.figures.keys().find(|k| {
+                message.contains(&format!("figure {:?}", k.get_ref()))
+                    || message.starts_with(&format!("{} ", k.get_ref()))
+            })
+        });
+        let (span, key, help) = match figure {
+            Some(k) => (
+                known(k),
+                format!("part[{i}].figures.{}", k.get_ref()),
+                if message.contains("unknown figure") {
+                    format!(
+                        "a {} has the figures: {}",
+                        p.kind,
+                        figure_names(p.kind).collect::<Vec<_>>().join(", ")
+                    )
+                } else {
+                    format!(
+                        "write it as figures.{} = {{ value = ..., source = \"where the number comes from\", basis = \"datasheet\" }}",
+                        k.get_ref()
+                    )
+                },
+            ),
+            None if message.contains("in the catalog, not a") => (
+                pos.and_then(|pp| pp.kind.as_ref()).and_then(known),
+                format!("part[{i}].kind"),
+                "a [[part]] with a catalog id changes that part's figures and keeps its kind; use a new id for a new part".to_string(),
+            ),
+            None => (
+                pos.and_then(|pp| pp.id.as_ref()).and_then(known),
+                format!("part[{i}].id"),
+                "see `iopath catalog` for complete parts of each kind to copy from".to_string(),
+            ),
+        };
+        sink.at(span, key, format!("part {:?}: {message}", p.id), Some(help));
+    }
+}
+
+/// What a workload field must be, in words with an example, and what it means.
+fn workload_words(field: &str) -> (&'static str, &'static str) {
+    match field {
+        "rw" => (
+            "one of read, write, randread, randwrite, rw, randrw in quotes (e.g. rw = \"randread\")",
+            "rw is fio's access pattern",
+        ),
+        "bs" => (
+            "a block size in quotes, a multiple of 512 bytes up to 64m (e.g. bs = \"4k\" or bs = \"1m\")",
+            "bs is the size of each I/O; k = 1024 as in fio",
+        ),
+        "iodepth" => (
+            "a whole number of I/Os each job keeps in flight, from 1 to 65536 (e.g. iodepth = 32)",
+            "iodepth is fio's queue depth per job",
+        ),
+        "numjobs" => (
+            "a whole number of jobs per drive, from 1 to 4096 (e.g. numjobs = 4)",
+            "numjobs is how many fio jobs run on each drive",
+        ),
+        "rwmixread" => (
+            "a whole percentage of reads, from 0 to 100 (e.g. rwmixread = 70)",
+            "rwmixread is the share of reads for rw = \"rw\" or \"randrw\"",
+        ),
+        "region" => (
+            "a share of each drive in quotes, above 0% and up to 100% (e.g. region = \"10%\")",
+            "region limits I/O to the start of each drive",
+        ),
+        "runtime" => ("a duration in quotes (e.g. runtime = \"20s\")", "runtime is the measured time"),
+        "ramp" => ("a duration in quotes (e.g. ramp = \"2s\")", "ramp is the warm-up before measuring"),
+        "active" => (
+            "a whole number of drives, at least 1 (e.g. active = 4)",
+            "active runs the workload on the first N drives in file order",
+        ),
+        "drives" => (
+            "a list of drive ids in quotes (e.g. drives = [\"d0\", \"d1\"])",
+            "drives names the [[drive]] ids the workload runs on; give either active or drives",
+        ),
+        "copy" => (
+            "a list of \"SRC:DST\" pairs of drive ids (e.g. copy = [\"d0:d1\"])",
+            "copy reads SRC sequentially and writes the data to DST",
+        ),
+        "seed" => ("a whole number from 0 (e.g. seed = 7)", "seed makes random workloads repeatable"),
+        "size" => (
+            "a file size in quotes (e.g. size = \"1g\")",
+            "size is the file size for file targets in the hardware mode",
+        ),
+        _ => ("a value", "`iopath schema` lists the workload keys"),
+    }
+}
+
+impl RawWorkload {
+    /// The position of a field's value.
+    fn span(&self, field: &str) -> Option<Range<usize>> {
+        let v = match field {
+            "rw" => &self.rw,
+            "bs" => &self.bs,
+            "iodepth" => &self.iodepth,
+            "numjobs" => &self.numjobs,
+            "rwmixread" => &self.rwmixread,
+            "region" => &self.region,
+            "runtime" => &self.runtime,
+            "ramp" => &self.ramp,
+            "active" => &self.active,
+            "seed" => &self.seed,
+            "size" => &self.size,
+            "drives" => return self.drives.as_ref().and_then(known),
+            "copy" => return self.copy.as_ref().and_then(known),
+            _ => return None,
+        };
+        v.as_ref().and_then(known)
+    }
+}
+
+/// A drive id a workload names, or a diagnostic with the closest ids.
+fn check_drive_name(
+    sink: &mut Sink,
+    name: &str,
+    span: Option<Range<usize>>,
+    key: &str,
+    drive_ids: &[&str],
+    context: &str,
+) {
+    if drive_ids.contains(&name) {
+        return;
+    }
+    let s = suggest(name, drive_ids.iter().copied());
+    sink.at(
+        span,
+        key,
+        format!("{context}no drive has id {name:?}{}", did_you_mean(&s)),
+        Some(
+            "name the id of a [[drive]]; a [[drive]] with id = \"d\" and count = N has the ids d0 .. dN-1 (`iopath check` lists them)"
+                .into(),
+        ),
+    );
+}
+
+/// Turns the file's `[workload.NAME]` tables into [`WorkloadSpec`]s, reporting every
+/// problem at the value it is about: types, ranges (via [`WorkloadSpec::resolve`]), drive ids
+/// that do not exist and `active` larger than the number of drives. `drives_complete` is
+/// false when some [[drive]] was rejected; then drive names and counts are not checked.
+fn check_workloads(
+    sink: &mut Sink,
+    raw: &BTreeMap<String, RawWorkload>,
+    drive_ids: &[&str],
+    drives_complete: bool,
+) -> BTreeMap<String, WorkloadSpec> {
+    let mut out = BTreeMap::new();
+    for (name, w) in raw {
+        let first = sink.out.len();
+        let key = |f: &str| format!("workload.{name}.{f}");
+        let type_error = |sink: &mut Sink, v: &Spanned<toml::Value>, field: &str, k: String| {
+            let (what, help) = workload_words(field);
+            sink.at(
+                known(v),
+                k,
+                format!("expected {what}, found {}", found(v.get_ref())),
+                Some(format!("{help}; write {what}")),
+            );
+        };
+        let text = |sink: &mut Sink, v: &Option<Spanned<toml::Value>>, field: &str| {
+            let v = v.as_ref()?;
+            match v.get_ref() {
+                toml::Value::String(s) => Some(s.clone()),
+                _ => {
+                    type_error(sink, v, field, key(field));
+                    None
+                }
+            }
+        };
+        let whole = |sink: &mut Sink, v: &Option<Spanned<toml::Value>>, field: &str| {
+            let v = v.as_ref()?;
+            match v.get_ref() {
+                toml::Value::Integer(i) => Some(*i),
+                _ => {
+                    type_error(sink, v, field, key(field));
+                    None
+                }
+            }
+        };
+        // A whole number that must also fit the field's type (u32, usize, u64).
+        let fits = |sink: &mut Sink, v: &Option<Spanned<toml::Value>>, field: &str, ok: bool| {
+            if let Some(v) = v.as_ref().filter(|_| !ok) {
+                type_error(sink, v, field, key(field));
+            }
+        };
+        let mut spec = WorkloadSpec {
+            rw: text(sink, &w.rw, "rw"),
+            bs: text(sink, &w.bs, "bs"),
+            region: text(sink, &w.region, "region"),
+            runtime: text(sink, &w.runtime, "runtime"),
+            ramp: text(sink, &w.ramp, "ramp"),
+            size: text(sink, &w.size, "size"),
+            ..WorkloadSpec::default()
+        };
+        if let Some(i) = whole(sink, &w.iodepth, "iodepth") {
+            spec.iodepth = u32::try_from(i).ok();
+            fits(sink, &w.iodepth, "iodepth", spec.iodepth.is_some());
+        }
+        if let Some(i) = whole(sink, &w.numjobs, "numjobs") {
+            spec.numjobs = u32::try_from(i).ok();
+            fits(sink, &w.numjobs, "numjobs", spec.numjobs.is_some());
+        }
+        if let Some(i) = whole(sink, &w.rwmixread, "rwmixread") {
+            spec.rwmixread = u32::try_from(i).ok();
+            fits(sink, &w.rwmixread, "rwmixread", spec.rwmixread.is_some());
+        }
+        if let Some(i) = whole(sink, &w.seed, "seed") {
+            spec.seed = u64::try_from(i).ok();
+            fits(sink, &w.seed, "seed", spec.seed.is_some());
+        }
+        if let Some(i) = whole(sink, &w.active, "active") {
+            spec.active = usize::try_from(i).ok();
+            fits(sink, &w.active, "active", spec.active.is_some());
+            if let (Some(n), Some(v)) = (spec.active, &w.active)
+                && drives_complete
+                && n > drive_ids.len()
+            {
+                let have = drive_ids.len();
+                sink.at(
+                    known(v),
+                    key("active"),
+                    format!("active = {n}, but the topology has only {have} drive{}", if have == 1 { "" } else { "s" }),
+                    Some(format!("use active = {have} or less, or leave active out to run on every drive")),
+                );
+            }
+        }
+        if let Some(list) = &w.drives {
+            let mut names = Vec::new();
+            for (j, v) in list.get_ref().iter().enumerate() {
+                let k = format!("workload.{name}.drives[{j}]");
+                match v.get_ref() {
+                    toml::Value::String(s) => {
+                        if drives_complete {
+                            check_drive_name(sink, s, known(v), &k, drive_ids, "");
+                        }
+                        names.push(s.clone());
+                    }
+                    _ => type_error(sink, v, "drives", k),
+                }
+            }
+            spec.drives = Some(names);
+        }
+        if let Some(list) = &w.copy {
+            let mut pairs = Vec::new();
+            for (j, v) in list.get_ref().iter().enumerate() {
+                let k = format!("workload.{name}.copy[{j}]");
+                let toml::Value::String(s) = v.get_ref() else {
+                    type_error(sink, v, "copy", k);
+                    continue;
+                };
+                // Each pair on its own, so a problem points at its element.
+                let one = WorkloadSpec { copy: Some(vec![s.clone()]), ..WorkloadSpec::default() };
+                match one.resolve() {
+                    Ok(r) if drives_complete => {
+                        for c in &r.copies {
+                            let ctx = format!("copy {s:?}: ");
+                            check_drive_name(sink, &c.from, known(v), &k, drive_ids, &ctx);
+                            check_drive_name(sink, &c.to, known(v), &k, drive_ids, &ctx);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(errs) => {
+                        let (what, help) = workload_words("copy");
+                        for e in errs {
+                            sink.at(known(v), k.clone(), e.message, Some(format!("{help}; write {what}")));
+                        }
+                    }
+                }
+                pairs.push(s.clone());
+            }
+            spec.copy = Some(pairs);
+        }
+        // Ranges and formats of the other fields.
+        let rest = WorkloadSpec { copy: None, ..spec.clone() };
+        if let Err(errs) = rest.resolve() {
+            for e in errs {
+                let (what, help) = workload_words(e.field);
+                sink.at(w.span(e.field), key(e.field), e.message, Some(format!("{help}; write {what}")));
+            }
+        }
+        // In file order within the table.
+        sink.out[first..].sort_by_key(|d| (d.line == 0, d.line, d.column));
+        out.insert(name.clone(), spec);
+    }
+    out
+}
+
+/// The link a user wrote for an attachment, checked against what the two ends allow.
+/// A PCIe link trains at the narrower and older of slot and card; a width nothing can have
+/// (0 lanes, a SATA link with lanes, a wide port wider than the parent) is an error.
+fn written_link(parent: &Node, derived: &LinkSpec, s: &str) -> Result<LinkSpec, (String, String)> {
+    let Some((fam, g, lanes, _)) = parse_generation(s) else {
+        return Err((
+            format!("{s:?} is not a link generation"),
+            "write e.g. \"pcie3x2\", \"pcie2x1\", \"sata1\", \"sas3x4\", \"dmi3\"".into(),
+        ));
+    };
+    if fam != derived.family && derived.family != Family::Internal {
+        return Err((
+            format!("{s:?} is a {fam:?} link, but this attachment is {:?}", derived.family),
+            format!("write a {:?} link such as {}", derived.family, example_link(derived.family)),
+        ));
+    }
+    // The width as written; one too large for a u32 still counts as written.
+    let asked: Option<u64> = lanes.map(u64::from).or_else(|| written_lanes(s));
+    let lanes = match (fam, asked) {
+        (_, Some(0)) => {
+            return Err((
+                format!("{s:?} has no lanes"),
+                format!(
+                    "a link has at least one lane; write e.g. {}, or leave the width out to use the part's own",
+                    example_link(fam)
+                ),
+            ));
+        }
+        (Family::Pcie, Some(n)) if n > 32 => {
+            return Err((
+                format!("{s:?} asks for {n} lanes, but a PCIe link has at most 32"),
+                "write the slot's width, e.g. \"pcie3x16\"; a card in a wider slot trains at its own width".into(),
+            ));
+        }
+        (Family::Sata, Some(n)) if n != 1 => {
+            return Err((
+                format!("{s:?} asks for {n} lanes, but a SATA link has one"),
+                "write the generation alone, e.g. \"sata2\"".into(),
+            ));
+        }
+        (Family::Sata, _) => 1,
+        (Family::Sas, Some(n)) => {
+            let (have, what) = match parent.kind {
+                Kind::Expander => (parent.num("phys", 0.0), "phys"),
+                _ => (parent.num("ports", 0.0), "ports"),
+            };
+            if n as f64 > have {
+                return Err((
+                    format!(
+                        "{s:?} asks for a x{n} wide port, but {:?} ({}) has only {have} {what}",
+                        parent.id, parent.part
+                    ),
+                    format!("write a width from 1 to {have}, e.g. \"sas3x4\""),
+                ));
+            }
+            u32::try_from(n).unwrap_or(u32::MAX)
+        }
+        // Slot and card: the link trains at the narrower of the two.
+        (Family::Pcie, n) if derived.family == Family::Pcie => {
+            n.map_or(derived.lanes, |n| u32::try_from(n).unwrap_or(u32::MAX).min(derived.lanes))
+        }
+        (_, n) => n.map_or(derived.lanes, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+    };
+    Ok(LinkSpec {
+        family: fam,
+        generation: if derived.family == Family::Internal { g } else { g.min(derived.generation) },
+        lanes,
+        ..*derived
+    })
+}
+
+/// The lane count written at the end of a link name (`pcie3x16` -> 16), saturating at
+/// `u64::MAX` for absurd widths, read the way [`parse_generation`] reads it.
+fn written_lanes(s: &str) -> Option<u64> {
+    let t = s.trim().to_ascii_lowercase().replace([' ', '_', '-'], "");
+    let i = t.rfind('x').filter(|&i| i > 0)?;
+    let digits = &t[i + 1..];
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    Some(digits.parse::<u64>().unwrap_or(u64::MAX))
+}
+
 fn type_name(t: FigureType) -> &'static str {
     match t {
         FigureType::Num => "a number",
@@ -1049,18 +1553,84 @@ fn example_link(f: Family) -> &'static str {
     }
 }
 
-fn serde_help(msg: &str) -> Option<String> {
+/// Help for a problem the TOML reader found (syntax, unknown or missing keys, types), given
+/// the key path it is at ([`key_at`]).
+fn serde_help(msg: &str, key: &str) -> String {
+    let last = key.rsplit(['.', ']']).next().unwrap_or_default();
     if msg.contains("unknown field") {
-        Some("remove the key or fix its spelling; `iopath schema` lists every key".to_string())
+        "remove the key or fix its spelling; `iopath schema` lists every key".to_string()
+    } else if msg.contains("missing field `source`") {
+        "every figure needs a source, e.g. figures.ports = { value = 4, source = \"datasheet, table 1\" }".to_string()
     } else if msg.contains("missing field") {
-        Some("add the missing key; `iopath schema` lists what each table needs".to_string())
-    } else if msg.contains("invalid type") {
-        Some(
-            "check the value's type: ids and parts are strings, ports and counts are integers"
-                .to_string(),
+        "add the missing key: a [[node]] and a [[drive]] need id, part and parent; `iopath schema` lists what each table needs".to_string()
+    } else if msg.contains("invalid type") && msg.contains("expected a string") {
+        format!(
+            "write {} in double quotes, e.g. {} = \"hba\"",
+            if last.is_empty() { "the value" } else { last },
+            if last.is_empty() { "parent" } else { last }
         )
+    } else if msg.contains("invalid type") && msg.contains("expected a map") {
+        "write a table, e.g. params = { fbs = false }".to_string()
+    } else if msg.contains("invalid type") && msg.contains("expected a sequence") {
+        "write a list in brackets, e.g. drives = [\"d0\", \"d1\"]".to_string()
+    } else if msg.contains("invalid type") || msg.contains("invalid value") {
+        "check the value's type: ids, parts, parents and links are strings in quotes; ports and counts are whole numbers".to_string()
+    } else if msg.contains("string values must be quoted") {
+        "put text in double quotes, e.g. part = \"asm1166\"".to_string()
+    } else if msg.contains("duplicate key") {
+        "a key may appear once per table; remove one of the two".to_string()
+    } else if msg.contains("unclosed array table") {
+        "close the header with ]], e.g. [[drive]]".to_string()
+    } else if msg.contains("unclosed table") {
+        "close the header with ], e.g. [host]".to_string()
+    } else if msg.contains("basic string") {
+        "close the string with a double quote on the same line".to_string()
     } else {
-        Some("fix the TOML syntax at this position".to_string())
+        "fix the TOML syntax at this position".to_string()
+    }
+}
+
+/// The key path at a byte offset, read from the text around it: the table in effect (with
+/// its index for `[[node]]`-style arrays) and the key on that line, e.g. `drive[1].count`.
+/// For messages from the TOML reader, which knows positions but not key paths.
+fn key_at(text: &str, offset: usize) -> String {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let mut lines: Vec<&str> = text[..end].split('\n').collect();
+    let current = lines.pop().unwrap_or_default();
+    // `[host]` -> "host"; the n-th `[[drive]]` -> "drive[n]".
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut header = |line: &str| {
+        let t = line.trim();
+        if let Some(h) = t.strip_prefix("[[") {
+            let name = h.split(']').next().unwrap_or(h).trim().to_string();
+            let n = seen.entry(name.clone()).or_insert(0);
+            *n += 1;
+            Some(format!("{name}[{}]", *n - 1))
+        } else {
+            t.strip_prefix('[').map(|h| h.split(']').next().unwrap_or(h).trim().to_string())
+        }
+    };
+    let mut table = String::new();
+    for line in lines {
+        if let Some(h) = header(line) {
+            table = h;
+        }
+    }
+    if let Some(h) = header(current) {
+        return h;
+    }
+    let key = match current.split_once('=') {
+        Some((k, _)) if !k.trim().starts_with('#') && !k.contains('"') => k.trim(),
+        _ => "",
+    };
+    match (table.is_empty(), key.is_empty()) {
+        (_, true) => table,
+        (true, false) => key.to_string(),
+        (false, false) => format!("{table}.{key}"),
     }
 }
 
@@ -1097,19 +1667,20 @@ fn resolve_part(
     kinds: &[Kind],
 ) -> Option<crate::catalog::Part> {
     let n = name.get_ref();
-    let span = if name.span().end > 0 {
-        Some(name.span())
-    } else {
-        None
-    };
+    let span = if name.span().end > 0 { Some(name.span()) } else { None };
     match cat.get(n) {
         Some(p) if kinds.contains(&p.kind) => Some(p.clone()),
         Some(p) => {
             let want: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
-            sink.at(span, key, format!("part {n:?} is a {}, but a {} is expected here", p.kind, want.join(" or ")), Some(match p.kind {
-                Kind::Drive => "drives go in [[drive]] tables".to_string(),
-                _ => "switches, controllers, port multipliers and expanders go in [[node]] tables".to_string(),
-            }));
+            sink.at(
+                span,
+                key,
+                format!("part {n:?} is a {}, but a {} is expected here", p.kind, want.join(" or ")),
+                Some(match p.kind {
+                    Kind::Drive => "drives go in [[drive]] tables".to_string(),
+                    _ => "switches, controllers, port multipliers and expanders go in [[node]] tables".to_string(),
+                }),
+            );
             None
         }
         None => {
@@ -1117,7 +1688,15 @@ fn resolve_part(
             for k in kinds {
                 s.extend(cat.suggest(n, Some(*k)));
             }
-            sink.at(span, key, format!("unknown part {n:?}{}", did_you_mean(&s)), Some("`iopath catalog` lists the built-in parts; a [[part]] table in this file can define a new one".into()));
+            sink.at(
+                span,
+                key,
+                format!("unknown part {n:?}{}", did_you_mean(&s)),
+                Some(
+                    "`iopath catalog` lists the built-in parts; a [[part]] table in this file can define a new one"
+                        .into(),
+                ),
+            );
             None
         }
     }
@@ -1170,13 +1749,7 @@ fn derive_link(nodes: &[Node], ix: NodeIx, pix: NodeIx, host_mps: u32, cpl: u32)
                 Some((Family::Pcie, g, lanes_in_name, _)) => {
                     let lanes = lanes_in_name.unwrap_or(n.num("lanes", 1.0) as u32);
                     let mps = (n.num("mps", 256.0) as u32).min(mps_up(pix));
-                    LinkSpec {
-                        family: Family::Pcie,
-                        generation: g,
-                        lanes,
-                        mps,
-                        completion_bytes: cpl,
-                    }
+                    LinkSpec { family: Family::Pcie, generation: g, lanes, mps, completion_bytes: cpl }
                 }
                 _ => LinkSpec::internal(),
             }
@@ -1188,13 +1761,7 @@ fn derive_link(nodes: &[Node], ix: NodeIx, pix: NodeIx, host_mps: u32, cpl: u32)
             } else {
                 p.num("sas_gen", 3.0).max(1.0)
             });
-            LinkSpec {
-                family: Family::Sas,
-                generation: g as u8,
-                lanes: 4,
-                mps: 0,
-                completion_bytes: 0,
-            }
+            LinkSpec { family: Family::Sas, generation: g as u8, lanes: 4, mps: 0, completion_bytes: 0 }
         }
         Kind::Drive => {
             let dg = n.num("interface_gen", 3.0);
@@ -1207,11 +1774,8 @@ fn derive_link(nodes: &[Node], ix: NodeIx, pix: NodeIx, host_mps: u32, cpl: u32)
                     completion_bytes: cpl,
                 },
                 "sas" => {
-                    let pg = if p.kind == Kind::Expander {
-                        p.num("sas_gen", 3.0)
-                    } else {
-                        p.num("sas_gen", 3.0)
-                    };
+                    // A controller's or an expander's SAS generation alike.
+                    let pg = p.num("sas_gen", 3.0);
                     LinkSpec {
                         family: Family::Sas,
                         generation: dg.min(pg).max(1.0) as u8,
@@ -1260,10 +1824,7 @@ port = 0
         assert_eq!(t.drives.len(), 6);
         let hba = &t.nodes[t.node("hba").unwrap()];
         assert_eq!(hba.link.family, Family::Pcie);
-        assert_eq!(
-            (hba.link.generation, hba.link.lanes, hba.link.mps),
-            (3, 2, 512)
-        );
+        assert_eq!((hba.link.generation, hba.link.lanes, hba.link.mps), (3, 2, 512));
         assert_eq!(t.nodes[t.drives[5]].port, Some(5));
     }
 
@@ -1273,11 +1834,7 @@ port = 0
         let e = Topology::parse("t.toml", &bad, &Catalog::builtin()).unwrap_err();
         let d = &e.diagnostics[0];
         assert_eq!((d.line, d.key.as_str()), (7, "node[0].part"));
-        assert!(
-            d.message.contains("did you mean") && d.message.contains("\"asm1166\""),
-            "{}",
-            d.message
-        );
+        assert!(d.message.contains("did you mean") && d.message.contains("\"asm1166\""), "{}", d.message);
     }
 
     #[test]
@@ -1296,6 +1853,192 @@ port = 0
         let bad: ParamOverride = "hba.lanez=1".parse().unwrap();
         let e = t.with_overrides(&[bad]).unwrap_err();
         assert!(e.to_string().contains("did you mean \"lanes\""), "{e}");
+    }
+
+    fn errors(text: &str) -> Vec<Diagnostic> {
+        match Topology::parse("t.toml", text, &Catalog::builtin()) {
+            Ok(_) => panic!("loaded, but should fail:\n{text}"),
+            Err(e) => e.diagnostics,
+        }
+    }
+
+    #[test]
+    fn a_link_wider_than_the_card_trains_at_the_cards_width() {
+        // Was tests/bad-configs/pending/link-wider-than-card.toml: an x8 HBA in an x16 slot.
+        let text = r#"
+[host]
+part = "amd-am5"
+[[node]]
+id = "hba"
+part = "lsi-sas3008"
+parent = "host"
+link = "pcie3x16"
+[[drive]]
+id = "d"
+part = "kingston-dc600m-1920"
+parent = "hba"
+port = 0
+"#;
+        let t = Topology::parse("t.toml", text, &Catalog::builtin()).unwrap();
+        let link = t.nodes[t.node("hba").unwrap()].link;
+        assert_eq!((link.family, link.generation, link.lanes), (Family::Pcie, 3, 8));
+        // A narrower slot still narrows the link, and an older one slows it.
+        let t = Topology::parse("t.toml", &text.replace("pcie3x16", "pcie2x4"), &Catalog::builtin()).unwrap();
+        let link = t.nodes[t.node("hba").unwrap()].link;
+        assert_eq!((link.generation, link.lanes), (2, 4));
+    }
+
+    #[test]
+    fn impossible_link_widths_are_errors() {
+        let base = ASM.replace("parent = \"host\"", "parent = \"host\"\nlink = \"L\"");
+        for (link, want) in
+            [("pcie3x0", "has no lanes"), ("pcie3x99", "at most 32"), ("pcie3x99999999999999999999", "at most 32")]
+        {
+            let d = errors(&base.replace("\"L\"", &format!("{link:?}")));
+            assert!(d[0].message.contains(want), "{link}: {}", d[0]);
+            assert_eq!((d[0].line, d[0].key.as_str()), (9, "node[0].link"));
+        }
+        let sata = ASM.replace("port = 0", "port = 0\nlink = \"sata3x2\"");
+        assert!(errors(&sata)[0].message.contains("a SATA link has one"));
+    }
+
+    #[test]
+    fn an_fbs_capable_pm_under_a_cbs_controller_loads_and_switches_by_command() {
+        // Was tests/bad-configs/pending/fbs-capable-pm-on-cbs-controller.toml: the JMB575's
+        // catalog figure fbs = true says what it can do, not what the user asked for.
+        let text = r#"
+[host]
+part = "amd-am5"
+[[node]]
+id = "hba"
+part = "asm1062"
+parent = "host"
+[[node]]
+id = "pm"
+part = "jmb575"
+parent = "hba"
+port = 0
+[[drive]]
+id = "d"
+part = "kingston-dc600m-1920"
+parent = "pm"
+port = 0
+"#;
+        let t = Topology::parse("t.toml", text, &Catalog::builtin()).unwrap();
+        let pm = t.node("pm").unwrap();
+        assert!(t.nodes[pm].flag("fbs", false), "the catalog figure stays");
+        assert!(!crate::paths::pm_uses_fbs(&t, pm));
+        // Asking for FBS explicitly is the error, in the file or with --set.
+        let asked = text.replace("port = 0\n[[drive]]", "port = 0\nparams = { fbs = true }\n[[drive]]");
+        let d = errors(&asked);
+        assert_eq!((d.len(), d[0].line, d[0].key.as_str()), (1, 13, "node[1].params.fbs"));
+        let set: ParamOverride = "pm.fbs=true".parse().unwrap();
+        assert!(t.with_overrides(&[set]).is_err());
+    }
+
+    #[test]
+    fn a_cycle_is_reported_once_and_not_for_the_nodes_below_it() {
+        let text = r#"
+[[node]]
+id = "a"
+part = "broadcom-sas3x28"
+parent = "b"
+[[node]]
+id = "b"
+part = "broadcom-sas3x28"
+parent = "a"
+[[drive]]
+id = "d"
+part = "kingston-dc600m-1920"
+parent = "a"
+"#;
+        let d = errors(text);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!((d[0].line, d[0].key.as_str()), (5, "node[0].parent"));
+        assert!(d[0].message.contains("\"a\" -> \"b\" -> \"a\""), "{}", d[0]);
+    }
+
+    #[test]
+    fn a_rejected_id_causes_no_follow_on_errors() {
+        let bad = ASM.replace("id = \"hba\"", "id = \"hba 0\"").replace("parent = \"hba\"", "parent = \"hba 0\"");
+        let d = errors(&bad);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].message.contains("must be letters"));
+        // An invalid id with count is reported once, not once per drive.
+        let bad = ASM.replace("id = \"d\"", "id = \"d x\"");
+        assert_eq!(errors(&bad).len(), 1);
+    }
+
+    #[test]
+    fn workloads_name_existing_drives_and_keep_their_positions() {
+        let ok = format!("{ASM}\n[workload.w]\nrw = \"read\"\ndrives = [\"d0\", \"d5\"]\ncopy = [\"d1:d2\"]\n");
+        let t = Topology::parse("t.toml", &ok, &Catalog::builtin()).unwrap();
+        let w = &t.workloads["w"];
+        assert_eq!(w.drives.as_deref(), Some(&["d0".to_string(), "d5".to_string()][..]));
+        assert!(w.resolve().is_ok());
+        let bad = format!("{ASM}\n[workload.w]\ndrives = [\"d0\", \"d9\"]\ncopy = [\"d1:dd2\"]\nactive = 7\n");
+        let d = errors(&bad);
+        let shown: Vec<String> = d.iter().map(|d| d.to_string()).collect();
+        assert!(
+            shown[0].contains("t.toml:17:17: workload.w.drives[1]: no drive has id \"d9\"; did you mean"),
+            "{shown:?}"
+        );
+        assert!(
+            shown
+                .iter()
+                .any(|s| s.contains("t.toml:18:9: workload.w.copy[0]: copy \"d1:dd2\": no drive has id \"dd2\"")),
+            "{shown:?}"
+        );
+        assert!(
+            shown.iter().any(|s| s.contains("workload.w.active: active = 7, but the topology has only 6 drives")),
+            "{shown:?}"
+        );
+        assert!(d.iter().all(|d| d.help.is_some()));
+    }
+
+    #[test]
+    fn huge_and_negative_numbers_are_errors_not_panics() {
+        for v in ["9223372036854775807", "-9223372036854775808", "4294967296", "-1"] {
+            let port = ASM.replace("port = 0", &format!("port = {v}"));
+            assert!(errors(&port)[0].message.contains("does not exist"), "port = {v}");
+            let count = ASM.replace("count = 6", &format!("count = {v}"));
+            assert!(errors(&count)[0].message.contains("outside 1..4096"), "count = {v}");
+            for field in ["iodepth", "numjobs", "rwmixread", "active", "seed"] {
+                let w = format!("{ASM}\n[workload.w]\n{field} = {v}\n");
+                if let Err(e) = Topology::parse("t.toml", &w, &Catalog::builtin()) {
+                    assert!(e.diagnostics[0].key.starts_with("workload.w."), "{e}");
+                }
+            }
+        }
+        // The last port of a count group overflows i64.
+        let d = errors(&ASM.replace("port = 0", "port = 9223372036854775806"));
+        assert_eq!(d.len(), 1, "{d:?}");
+    }
+
+    #[test]
+    fn an_empty_file_says_so_and_shows_a_minimal_topology() {
+        for text in ["", "# nothing\n"] {
+            let d = errors(text);
+            assert_eq!(d.len(), 1);
+            assert!(d[0].message.contains("the file is empty"));
+            // The example in the help loads.
+            let help = d[0].help.clone().unwrap();
+            let example: String = help
+                .lines()
+                .skip(1)
+                .map(|l| l.trim())
+                .take_while(|l| !l.starts_with('`'))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            Topology::parse("example.toml", &example, &Catalog::builtin()).unwrap();
+        }
+    }
+
+    #[test]
+    fn reader_errors_name_the_key_path() {
+        assert_eq!(key_at("[[drive]]\nid = 1\n[[drive]]\ncount = 2.5\n", 30), "drive[1].count");
+        assert_eq!(key_at("name = 5\n", 7), "name");
+        assert_eq!(key_at("[host]\n[[node]]\n", 7), "node[0]");
     }
 
     #[test]
