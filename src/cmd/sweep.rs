@@ -100,8 +100,8 @@ pub fn load_measured(path: &Path) -> CliResult<Vec<MeasuredSeries>> {
             let (Some(x), Some(y)) =
                 (cols.first().and_then(|c| c.parse::<f64>().ok()), cols.get(1).and_then(|c| c.parse::<f64>().ok()))
             else {
-                if i == 0 {
-                    continue; // header
+                if series.is_empty() && cols.first().is_some_and(|c| c.parse::<f64>().is_err()) {
+                    continue; // a header line before the data
                 }
                 return Err(CliError::usage(anyhow::anyhow!("{}:{}: expected x,mb_s[,label]", path.display(), i + 1)));
             };
