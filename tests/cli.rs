@@ -1,0 +1,506 @@
+//! End-to-end tests of the `iopath` command line, driven as a user drives it: real files in
+//! `configs/` and `tests/bad-configs/`, real processes, exit codes, stdout and stderr.
+//!
+//! One integration-test binary (STYLE.md habit 12) with a module per concern:
+//!
+//! - [`check`]: every example topology validates; the closed-form bound of the ASM1166 names
+//!   its PCIe 3.0 x2 uplink.
+//! - [`simulate`]: every example topology simulates and its JSON keeps the DESIGN.md §4
+//!   contract.
+//! - [`exit_codes`]: configuration and usage errors exit 2 and say where and what.
+//! - [`info`]: `catalog`, `schema`, `completions`.
+//! - [`pipes`]: a closed stdout (`iopath ... | head -1`) is a quiet success.
+//! - [`sweep`]: a sweep point is the same run as `simulate`; `--out` writes every export;
+//!   widening an uplink never slows a sweep down.
+//! - [`overrides`]: `--set` changes the physics it names (FIS-based switching).
+//!
+//! Runs are short (`--runtime 0.2s`, a few drives of the big topologies) so the whole file
+//! stays fast in the test profile.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The built binary, run from the package root so relative config paths work.
+fn iopath() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iopath"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// A path relative to the package root.
+fn root(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+/// Every `*.toml` file directly in `dir` (not in subfolders), sorted.
+fn toml_files(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root(dir))
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "{dir} holds no .toml files");
+    v
+}
+
+/// Runs `iopath ARGS`, asserts exit 0 and parses stdout as one JSON document.
+fn json_of(args: &[&str]) -> Value {
+    let out = iopath().args(args).assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).unwrap_or_else(|e| panic!("iopath {}: stdout is not JSON ({e})", args.join(" ")))
+}
+
+fn num(v: &Value, path: &str) -> f64 {
+    let mut cur = v;
+    for k in path.split('.') {
+        cur = cur.get(k).unwrap_or_else(|| panic!("missing field {path:?} (at {k:?}) in {v:#}"));
+    }
+    cur.as_f64().unwrap_or_else(|| panic!("field {path:?} is not a number: {cur}"))
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs()).max(1.0)
+}
+
+/// The number of drives of a topology, from `check --json`.
+fn drive_count(file: &Path) -> usize {
+    let f = file.to_str().expect("utf-8 path");
+    let v = json_of(&["check", f, "--json"]);
+    v["nodes"].as_array().expect("nodes").iter().filter(|n| n["kind"] == "drive").count()
+}
+
+mod check {
+    use super::*;
+
+    /// No example topology rots: each one validates, as text and as JSON.
+    #[test]
+    fn every_config_passes_check() {
+        for f in toml_files("configs") {
+            let f = f.to_str().unwrap();
+            iopath().args(["check", f]).assert().success();
+            let v = json_of(&["check", f, "--json"]);
+            assert!(v["nodes"].as_array().is_some_and(|n| !n.is_empty()), "{f}: no nodes in {v:#}");
+            assert!(v.get("bound").is_some(), "{f}: no bound");
+        }
+    }
+
+    /// Source 000: four to six SATA SSDs on an ASM1166 plateau at its PCIe 3.0 x2 uplink,
+    /// below what the drives' datasheets add up to.
+    #[test]
+    fn asm1166_read_bound_is_the_uplink_from_four_drives() {
+        let v = json_of(&["check", "configs/asm1166-6ssd.toml", "--json"]);
+        // Datasheet sequential read rate of each drive, in file order, from the catalog.
+        let rates: Vec<f64> = v["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["kind"] == "drive")
+            .map(|n| {
+                let part = n["part"].as_str().expect("part");
+                num(&json_of(&["catalog", part, "--json"]), "figures.seq_read_mb_s.value")
+            })
+            .collect();
+        assert_eq!(rates.len(), 6);
+        let bounds = v["bound"].as_array().expect("bound is a list");
+        for active in 4..=6u64 {
+            let b = bounds
+                .iter()
+                .find(|b| b["active"] == active && b["mix"] == "read")
+                .unwrap_or_else(|| panic!("no read bound for {active} drives"));
+            assert_eq!(b["binding"], "hba.uplink.up", "{active} drives: {b:#}");
+            let sum: f64 = rates[..active as usize].iter().sum();
+            let total = num(b, "total_mb_s");
+            assert!(total < sum, "{active} drives: bound {total} is not below the datasheets' {sum}");
+        }
+    }
+}
+
+mod simulate {
+    use super::*;
+
+    /// Checks every field DESIGN.md §4 names, the ranges of utilizations and that the total
+    /// is the sum of the drives.
+    pub fn assert_report_contract(r: &Value, what: &str) {
+        assert_eq!(r["kind"], "simulated", "{what}");
+        assert!(r["topology"].is_string(), "{what}: topology");
+        assert!(r["workload"].is_object(), "{what}: workload");
+        for k in ["read_mb_s", "write_mb_s", "mb_s", "iops", "lat_us.mean", "lat_us.p50", "lat_us.p99"] {
+            let x = num(&r["total"], k);
+            assert!(x.is_finite() && x >= 0.0, "{what}: total.{k} = {x}");
+        }
+        let drives = r["drives"].as_array().unwrap_or_else(|| panic!("{what}: drives"));
+        assert!(!drives.is_empty(), "{what}: no drives");
+        for d in drives {
+            assert!(d["id"].is_string(), "{what}: drive id");
+            for k in ["read_mb_s", "write_mb_s", "iops", "lat_us.mean", "lat_us.p50", "lat_us.p99"] {
+                let x = num(d, k);
+                assert!(x.is_finite() && x >= 0.0, "{what}: drive {}: {k} = {x}", d["id"]);
+            }
+        }
+        let links = r["links"].as_array().unwrap_or_else(|| panic!("{what}: links"));
+        assert!(!links.is_empty(), "{what}: no links");
+        for l in links {
+            assert!(l["id"].is_string(), "{what}: link id");
+            for k in ["util_up", "util_down"] {
+                let u = num(l, k);
+                assert!((0.0..=1.0).contains(&u), "{what}: link {}: {k} = {u}", l["id"]);
+            }
+        }
+        assert!(r["bottleneck"]["id"].is_string(), "{what}: bottleneck.id");
+        let u = num(r, "bottleneck.util");
+        assert!((0.0..=1.0).contains(&u), "{what}: bottleneck.util = {u}");
+        for k in ["events", "ios"] {
+            assert!(r["cost"][k].is_u64(), "{what}: cost.{k} is not a count");
+        }
+        assert!(num(r, "cost.wall_s") >= 0.0, "{what}: cost.wall_s");
+        // The total is the sum of the drives.
+        for k in ["read_mb_s", "write_mb_s", "iops"] {
+            let sum: f64 = drives.iter().map(|d| num(d, k)).sum();
+            let t = num(&r["total"], k);
+            assert!(close(t, sum, 1e-9), "{what}: total.{k} = {t}, drives sum to {sum}");
+        }
+        let (rd, wr, mb) = (num(r, "total.read_mb_s"), num(r, "total.write_mb_s"), num(r, "total.mb_s"));
+        assert!(close(mb, rd + wr, 1e-9), "{what}: total.mb_s {mb} != read {rd} + write {wr}");
+    }
+
+    /// Every example topology simulates a short run, on at most four drives.
+    #[test]
+    fn every_config_simulates_with_the_json_contract() {
+        for f in toml_files("configs") {
+            let active = drive_count(&f).min(4).to_string();
+            let f = f.to_str().unwrap();
+            for rw in ["read", "randwrite"] {
+                let r = json_of(&[
+                    "simulate",
+                    f,
+                    "--rw",
+                    rw,
+                    "--bs",
+                    "128k",
+                    "--iodepth",
+                    "4",
+                    "--runtime",
+                    "0.2s",
+                    "--active",
+                    &active,
+                    "--json",
+                ]);
+                assert_report_contract(&r, &format!("{f} {rw}"));
+                assert!(num(&r, "total.mb_s") > 0.0, "{f} {rw}: nothing moved");
+            }
+        }
+    }
+
+    /// The readable table is the default output.
+    #[test]
+    fn default_output_is_a_table() {
+        iopath()
+            .args(["simulate", "configs/asm1166-6ssd.toml", "--runtime", "0.1s", "--active", "2"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("hba.uplink").or(predicate::str::contains("MB/s")));
+    }
+}
+
+mod exit_codes {
+    use super::*;
+
+    /// Each broken file exits 2 and names its position (`# at: LINE:COL`) and problem
+    /// (`# expect: TEXT`).
+    #[test]
+    fn bad_configs_exit_2_with_position_and_message() {
+        for f in toml_files("tests/bad-configs") {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let header = |tag: &str| text.lines().find_map(|l| l.strip_prefix(tag)).map(|s| s.trim().to_string());
+            let expect = header("# expect:").unwrap_or_else(|| panic!("{}: no `# expect:` line", f.display()));
+            let rel = f.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().to_str().unwrap().trim_start_matches('/');
+            let mut a =
+                iopath().args(["check", rel]).assert().code(2).stderr(predicate::str::contains(expect.as_str()));
+            if let Some(at) = header("# at:") {
+                a = a.stderr(predicate::str::contains(format!("{rel}:{at}")));
+            }
+            let _ = a;
+        }
+    }
+
+    #[test]
+    fn unknown_subcommand_exits_2() {
+        iopath().arg("frobnicate").assert().code(2).stderr(predicate::str::contains("frobnicate"));
+    }
+
+    #[test]
+    fn unknown_flag_exits_2() {
+        iopath()
+            .args(["simulate", "configs/asm1166-6ssd.toml", "--frobnicate"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--frobnicate"));
+    }
+
+    #[test]
+    fn unknown_drive_exits_2_with_a_suggestion() {
+        iopath()
+            .args(["simulate", "configs/asm1166-6ssd.toml", "--drives", "NOPE", "--runtime", "0.1s"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("NOPE"));
+        iopath()
+            .args(["simulate", "configs/z87-extreme6.toml", "--drives", "intel_sdd", "--runtime", "0.1s"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("did you mean").and(predicate::str::contains("intel_ssd")));
+    }
+
+    #[test]
+    fn more_active_drives_than_the_topology_has_exits_2() {
+        iopath()
+            .args(["simulate", "configs/asm1166-6ssd.toml", "--active", "99", "--runtime", "0.1s"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("99").and(predicate::str::contains("6")));
+    }
+
+    #[test]
+    fn missing_topology_file_exits_2() {
+        iopath()
+            .args(["simulate", "configs/no-such-file.toml"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("no-such-file.toml"));
+        iopath().args(["check", "configs/no-such-file.toml"]).assert().code(2);
+    }
+
+    #[test]
+    fn unknown_rw_exits_2_and_lists_the_choices() {
+        iopath()
+            .args(["simulate", "configs/asm1166-6ssd.toml", "--rw", "sideways"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("sideways").and(predicate::str::contains("randread")));
+    }
+
+    #[test]
+    fn misspelt_catalog_part_exits_2_with_a_suggestion() {
+        iopath()
+            .args(["catalog", "asm1116"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("did you mean").and(predicate::str::contains("asm1166")));
+    }
+}
+
+mod info {
+    use super::*;
+
+    /// The ASM1166's figures, each with its source.
+    #[test]
+    fn catalog_part_shows_figures_with_sources() {
+        let out = iopath().args(["catalog", "asm1166"]).assert().success().get_output().stdout.clone();
+        let s = String::from_utf8(out).unwrap();
+        for fig in ["lanes", "uplink", "ports", "mps", "pm_support"] {
+            let line = s
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(fig))
+                .unwrap_or_else(|| panic!("no {fig} line in\n{s}"));
+            // Every figure line carries a source text after its value.
+            assert!(line.split_whitespace().count() >= 4, "{fig} has no source: {line:?}");
+        }
+        assert!(s.contains("pcie3"), "uplink generation missing:\n{s}");
+        assert!(s.contains("'PCIe 3.0 x2 interface' (watchmysys.com 2021/03)"), "lanes source missing:\n{s}");
+        assert!(s.contains("watchmysys.com"), "no cited source:\n{s}");
+        // The same, machine-readable: value and source of every figure.
+        let v = json_of(&["catalog", "asm1166", "--json"]);
+        assert_eq!(num(&v, "figures.lanes.value"), 2.0);
+        let figs = v["figures"].as_object().expect("figures");
+        for (k, f) in figs {
+            assert!(f["source"].as_str().is_some_and(|s| !s.is_empty()), "figure {k} has no source");
+        }
+    }
+
+    #[test]
+    fn schema_describes_nodes_and_drives() {
+        let v = json_of(&["schema"]);
+        let props = v["properties"].as_object().expect("properties");
+        assert!(props.contains_key("node") && props.contains_key("drive"), "{props:?}");
+    }
+
+    #[test]
+    fn completions_for_bash() {
+        iopath()
+            .args(["completions", "bash"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("_iopath").and(predicate::str::contains("complete")));
+    }
+}
+
+mod pipes {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    /// Reads one line of `iopath ARGS` and closes the pipe, as `| head -1` does.
+    fn head_1(args: &[&str]) -> (std::process::ExitStatus, String) {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iopath"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn iopath");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        // The reader is dropped here: the pipe is closed with most of the output unread.
+        let out = child.wait_with_output().expect("wait for iopath");
+        assert!(!line.is_empty(), "no first line");
+        (out.status, String::from_utf8_lossy(&out.stderr).to_string())
+    }
+
+    /// The 1024-drive topology prints far more than a pipe buffer holds, so the closed pipe
+    /// is certain to be hit.
+    #[test]
+    fn closed_stdout_is_a_quiet_success() {
+        let (status, stderr) = head_1(&["check", "configs/1024-hdd-expanders.toml"]);
+        assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "stderr: {stderr}");
+    }
+}
+
+mod sweep {
+    use super::*;
+
+    /// Zeroes what legitimately differs between two runs of the same thing.
+    fn comparable(r: &Value) -> Value {
+        serde_json::json!({ "total": r["total"], "drives": r["drives"], "links": r["links"],
+                            "bottleneck": r["bottleneck"] })
+    }
+
+    /// Point k of `--active 1..3` is exactly `simulate --active k` with the same seed.
+    #[test]
+    fn a_sweep_point_equals_simulate() {
+        for (file, rw, bs) in
+            [("configs/asm1166-6ssd.toml", "read", "1m"), ("configs/z87-extreme6.toml", "randread", "4k")]
+        {
+            let common = ["--rw", rw, "--bs", bs, "--iodepth", "4", "--runtime", "0.2s", "--seed", "7"];
+            let mut args = vec!["sweep", file, "--active", "1..3", "--json"];
+            args.extend(common);
+            let s = json_of(&args);
+            let points = s["points"].as_array().expect("points");
+            assert_eq!(points.len(), 3);
+            for (i, p) in points.iter().enumerate() {
+                let k = (i + 1).to_string();
+                assert_eq!(p["param"], "active");
+                assert_eq!(p["value"], i as u64 + 1);
+                let mut args = vec!["simulate", file, "--active", &k, "--json"];
+                args.extend(common);
+                let one = json_of(&args);
+                simulate::assert_report_contract(&p["report"], &format!("{file} point {k}"));
+                assert_eq!(comparable(&p["report"]), comparable(&one), "{file} --active {k}");
+            }
+        }
+    }
+
+    /// `--out DIR` writes the sweep as JSON, CSV, Markdown, SVG and PNG.
+    #[test]
+    fn out_writes_every_export() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        iopath()
+            .args([
+                "sweep",
+                "configs/asm1166-6ssd.toml",
+                "--rw",
+                "read",
+                "--bs",
+                "1m",
+                "--runtime",
+                "0.1s",
+                "--active",
+                "1..6",
+                "--out",
+                d,
+                "--quiet",
+            ])
+            .assert()
+            .success();
+        let read = |name: &str| {
+            let b = std::fs::read(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!b.is_empty(), "{name} is empty");
+            b
+        };
+        let j: Value = serde_json::from_slice(&read("sweep.json")).expect("sweep.json is JSON");
+        assert_eq!(j["points"].as_array().map(Vec::len), Some(6));
+        let csv = String::from_utf8(read("sweep.csv")).unwrap();
+        assert!(csv.lines().count() >= 7, "header and six rows expected:\n{csv}");
+        let md = String::from_utf8(read("sweep.md")).unwrap();
+        assert!(md.contains('|'), "not a Markdown table:\n{md}");
+        let svg = String::from_utf8(read("sweep.svg")).unwrap();
+        assert!(svg.contains("<svg"), "not an SVG");
+        let png = read("sweep.png");
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "no PNG signature");
+        assert!(png.len() > 10 * 1024, "PNG is only {} bytes", png.len());
+    }
+
+    /// Six SSDs reading behind an ASM1166: a wider uplink never lowers the total.
+    #[test]
+    fn more_uplink_lanes_never_slow_six_drives() {
+        let s = json_of(&[
+            "sweep",
+            "configs/asm1166-6ssd.toml",
+            "--rw",
+            "read",
+            "--bs",
+            "1m",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "0.2s",
+            "--active",
+            "6",
+            "--vary",
+            "hba.lanes=1,2,4",
+            "--json",
+        ]);
+        let totals: Vec<f64> =
+            s["points"].as_array().unwrap().iter().map(|p| num(&p["report"], "total.mb_s")).collect();
+        assert_eq!(totals.len(), 3);
+        for w in totals.windows(2) {
+            assert!(w[1] >= w[0] * (1.0 - 1e-9), "total fell as lanes grew: {totals:?}");
+        }
+        assert!(totals[2] > totals[0] * 1.5, "x1 -> x4 should lift an uplink-bound run: {totals:?}");
+    }
+}
+
+mod overrides {
+    use super::*;
+
+    /// Source 003: with FIS-based switching off (command-based switching) the port
+    /// multiplier serves one drive at a time, so five HDDs reading move less.
+    #[test]
+    fn fbs_off_lowers_port_multiplier_throughput() {
+        let run = |set: &[&str]| {
+            let mut args = vec![
+                "simulate",
+                "configs/marvell9172-pm-5hdd.toml",
+                "--rw",
+                "read",
+                "--bs",
+                "1m",
+                "--iodepth",
+                "8",
+                "--active",
+                "5",
+                "--runtime",
+                "1s",
+                "--json",
+            ];
+            args.extend(set);
+            num(&json_of(&args), "total.mb_s")
+        };
+        let fbs = run(&[]);
+        let cbs = run(&["--set", "pm.fbs=false"]);
+        assert!(cbs < fbs, "CBS {cbs} MB/s is not below FBS {fbs} MB/s");
+        assert!(cbs > 0.0, "CBS moved nothing");
+    }
+}
