@@ -232,7 +232,7 @@ fn open_all(
         } else {
             let mut created = false;
             if !p.exists() {
-                if p.starts_with("/dev") {
+                if p.parent() == Some(Path::new("/dev")) {
                     return Err(MeasureError::Usage(format!(
                         "{}: no such device; check the name with lsblk",
                         p.display()
