@@ -337,6 +337,15 @@ mod info {
 }
 
 mod pipes {
+    /// Regression: `print_json` wrapped the write error in serde_json::Error, which the
+    /// broken-pipe check did not recognise, so `iopath check ... --json | head -1` exited 1.
+    #[test]
+    fn closed_stdout_is_a_quiet_success_for_json_too() {
+        let (status, stderr) = head_1(&["check", "configs/1024-hdd-expanders.toml", "--json"]);
+        assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "stderr: {stderr}");
+    }
+
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
 

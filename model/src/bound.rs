@@ -122,21 +122,38 @@ pub struct BoundRow {
 
 /// The bound for a set of drives, all asking for all they can do with `bs`-byte commands.
 pub fn bound(t: &Topology, g: &ResourceGraph, drives: &[NodeIx], mix: Mix, bs: u64, random: bool) -> BoundRow {
+    let share = match mix {
+        Mix::Read => 1.0,
+        Mix::Write => 0.0,
+        Mix::Mixed => 0.5,
+    };
+    bound_with_share(t, g, drives, mix, share, bs, random)
+}
+
+/// The bound when a share `read_share` of every drive's bytes are reads (rwmixread / 100).
+pub fn bound_with_share(
+    t: &Topology,
+    g: &ResourceGraph,
+    drives: &[NodeIx],
+    mix: Mix,
+    read_share: f64,
+    bs: u64,
+    random: bool,
+) -> BoundRow {
+    let r = read_share.clamp(0.0, 1.0);
     let flows: Vec<Vec<Cost>> = drives
         .iter()
-        .map(|&d| match mix {
-            Mix::Read => g.class_costs(t, d, Dir::Read, bs, random, true),
-            Mix::Write => g.class_costs(t, d, Dir::Write, bs, random, true),
-            Mix::Mixed => {
-                let mut v: Vec<Cost> = Vec::new();
-                for c in g.class_costs(t, d, Dir::Read, bs, random, true).into_iter().chain(g.class_costs(t, d, Dir::Write, bs, random, true)) {
-                    match v.iter_mut().find(|x| x.resource == c.resource) {
-                        Some(x) => x.s_per_byte += 0.5 * c.s_per_byte,
-                        None => v.push(Cost { resource: c.resource, s_per_byte: 0.5 * c.s_per_byte }),
-                    }
+        .map(|&d| {
+            let mut v: Vec<Cost> = Vec::new();
+            let reads = g.class_costs(t, d, Dir::Read, bs, random, true).into_iter().map(|c| (c, r));
+            let writes = g.class_costs(t, d, Dir::Write, bs, random, true).into_iter().map(|c| (c, 1.0 - r));
+            for (c, k) in reads.chain(writes).filter(|(_, k)| *k > 0.0) {
+                match v.iter_mut().find(|x| x.resource == c.resource) {
+                    Some(x) => x.s_per_byte += k * c.s_per_byte,
+                    None => v.push(Cost { resource: c.resource, s_per_byte: k * c.s_per_byte }),
                 }
-                v
             }
+            v
         })
         .collect();
     let a = max_min(&flows, g.resources.len(), &[]);
@@ -147,12 +164,18 @@ pub fn bound(t: &Topology, g: &ResourceGraph, drives: &[NodeIx], mix: Mix, bs: u
         count[*r] += 1;
     }
     let best = (0..g.resources.len()).filter(|&r| count[r] > 0).max_by(|&x, &y| {
-        count[x].cmp(&count[y]).then_with(|| t.path_to_host(g.resources[y].node).len().cmp(&t.path_to_host(g.resources[x].node).len()))
+        count[x]
+            .cmp(&count[y])
+            .then_with(|| t.path_to_host(g.resources[y].node).len().cmp(&t.path_to_host(g.resources[x].node).len()))
     });
     let (binding, binding_kind) = match best {
         Some(r) => {
             let res = &g.resources[r];
-            let kind = if count[r] == 1 && drives.len() > 1 && res.kind == "media" { "media".to_string() } else { res.kind.to_string() };
+            let kind = if count[r] == 1 && drives.len() > 1 && res.kind == "media" {
+                "media".to_string()
+            } else {
+                res.kind.to_string()
+            };
             (res.id.clone(), kind)
         }
         None => ("none".to_string(), String::new()),
@@ -175,7 +198,10 @@ mod tests {
     fn water_filling_shares_a_full_resource_equally() {
         // Two flows share resource 0 (cost 1 s/B -> capacity 1 B/s); flow 1 also uses
         // resource 1 with capacity 0.25 B/s.
-        let flows = vec![vec![Cost { resource: 0, s_per_byte: 1.0 }], vec![Cost { resource: 0, s_per_byte: 1.0 }, Cost { resource: 1, s_per_byte: 4.0 }]];
+        let flows = vec![
+            vec![Cost { resource: 0, s_per_byte: 1.0 }],
+            vec![Cost { resource: 0, s_per_byte: 1.0 }, Cost { resource: 1, s_per_byte: 4.0 }],
+        ];
         let a = max_min(&flows, 2, &[]);
         assert!((a.rates[1] - 0.25).abs() < 1e-9);
         assert!((a.rates[0] - 0.75).abs() < 1e-9);

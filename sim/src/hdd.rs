@@ -187,6 +187,16 @@ impl WriteBack {
         if need <= p { t } else { t + (need - p) / self.rate * 1e9 }
     }
 
+    /// Time the media still needs to write what the cache holds at time `t` [ns].
+    pub fn backlog_ns(&self, g: &HddGeometry, t: f64) -> f64 {
+        if !self.active {
+            return 0.0;
+        }
+        let p = (self.origin + (t - self.origin_t).max(0.0) * self.rate * 1e-9).min(self.accepted);
+        let _ = g;
+        (self.accepted - p).max(0.0) / self.rate * 1e9
+    }
+
     /// Whether a write at `offset` continues this stream (several may be in flight).
     pub fn hits(&self, g: &HddGeometry, offset: f64) -> bool {
         self.active && offset + 0.5 >= self.begin && offset <= self.next + g.cache_bytes

@@ -181,7 +181,15 @@ pub fn target_drives(t: &Topology, w: &Workload) -> Result<Vec<NodeIx>, SimError
     let find = |id: &str| -> Result<NodeIx, SimError> {
         t.drives.iter().copied().find(|&d| t.nodes[d].id == id).ok_or_else(|| SimError::UnknownDrive {
             id: id.to_string(),
-            hint: did_you_mean(&suggest(id, t.drives.iter().map(|&d| t.nodes[d].id.as_str()))),
+            hint: {
+                let s = did_you_mean(&suggest(id, t.drives.iter().map(|&d| t.nodes[d].id.as_str())));
+                if s.is_empty() {
+                    let ids: Vec<&str> = t.drives.iter().take(12).map(|&d| t.nodes[d].id.as_str()).collect();
+                    format!("; the drives are {}{}", ids.join(", "), if t.drives.len() > 12 { ", ..." } else { "" })
+                } else {
+                    s
+                }
+            },
         })
     };
     if !w.copies.is_empty() {
@@ -634,7 +642,10 @@ impl Sim {
         let (io, is_read) = h.queue.remove(best);
         let x = &ios[io as usize];
         let rate = h.geo.rate_at(x.offset) * if is_read { 1.0 } else { h.geo.write_eff };
-        let service = best_t + x.len / rate * 1e9;
+        // Writes still in the cache go to the media before the head moves away.
+        let flush = h.wb.backlog_ns(&h.geo, now);
+        h.wb.active = false;
+        let service = flush + best_t + x.len / rate * 1e9;
         h.busy = true;
         h.current = Some((io, is_read));
         h.busy_ns += service;
@@ -652,7 +663,6 @@ impl Sim {
         let end = x.offset + x.len;
         if is_read {
             h.ra.start(&h.geo, end, now);
-            h.wb.active = false;
             self.start_transfer(io);
         } else {
             h.wb.start(&h.geo, end, now);

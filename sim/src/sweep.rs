@@ -8,7 +8,7 @@
 //! A failed point is recorded with its error and the sweep goes on.
 
 use crate::run::{SimError, SimOptions, simulate, target_drives};
-use iopath_model::bound::{Mix, bound};
+use iopath_model::bound::{Mix, bound_with_share};
 use iopath_model::paths::ResourceGraph;
 use iopath_model::report::{Report, Spread, Sweep, SweepPoint};
 use iopath_model::topology::ParamOverride;
@@ -111,16 +111,14 @@ fn json_value(v: &str) -> serde_json::Value {
 pub fn workload_bound(t: &Topology, w: &Workload) -> Option<f64> {
     let g = ResourceGraph::new(t);
     let drives = target_drives(t, w).ok()?;
-    let mix = if !w.copies.is_empty() {
-        Mix::Mixed
-    } else {
-        match w.rw.read_share(w.rwmixread) {
-            s if s >= 1.0 => Mix::Read,
-            s if s <= 0.0 => Mix::Write,
-            _ => Mix::Mixed,
-        }
+    // A copy reads one drive and writes another: over the pair, half the bytes are reads.
+    let share = if !w.copies.is_empty() { 0.5 } else { w.rw.read_share(w.rwmixread) };
+    let mix = match share {
+        s if s >= 1.0 => Mix::Read,
+        s if s <= 0.0 => Mix::Write,
+        _ => Mix::Mixed,
     };
-    Some(bound(t, &g, &drives, mix, w.bs.get(), w.rw.is_random()).total_mb_s)
+    Some(bound_with_share(t, &g, &drives, mix, share, w.bs.get(), w.rw.is_random()).total_mb_s)
 }
 
 /// Runs one point: the topology with its overrides, the workload with its values.

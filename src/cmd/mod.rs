@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod check;
 pub mod discover;
 pub mod measure;
+pub mod report;
 pub mod schema;
 pub mod simulate;
 pub mod sweep;
@@ -33,6 +34,8 @@ pub enum Command {
     Simulate(simulate::SimulateArgs),
     /// Simulate a workload while varying one or two parameters, in parallel.
     Sweep(sweep::SweepArgs),
+    /// Write one self-contained HTML page: tree, bound, standard sweeps, link utilization.
+    Report(report::ReportArgs),
     /// Run a workload as real direct I/O on files or block devices.
     Measure(measure::MeasureArgs),
     /// Write this machine's storage topology as a topology file.
@@ -89,6 +92,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Check(a) => check::run(a, &catalog),
         Command::Simulate(a) => simulate::run(a, &catalog),
         Command::Sweep(a) => sweep::run(a, &catalog),
+        Command::Report(a) => report::run(a, &catalog),
         Command::Measure(a) => measure::run(a, &catalog),
         Command::Discover(a) => discover::run(a, &catalog),
         Command::Catalog(a) => catalog::run(a, &catalog),
@@ -262,13 +266,11 @@ pub fn show_progress(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()
 }
 
-/// Writes a JSON document to stdout.
+/// Writes a JSON document to stdout (a closed pipe is a quiet success, as for text).
 pub fn print_json<T: serde::Serialize>(v: &T) -> CliResult<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, v).map_err(|e| CliError::runtime(anyhow::Error::from(e)))?;
-    writeln!(out)?;
-    Ok(())
+    let mut text = serde_json::to_string_pretty(v).map_err(|e| CliError::runtime(anyhow::Error::from(e)))?;
+    text.push('\n');
+    print_text(&text)
 }
 
 /// Prints text to stdout, turning a closed pipe into a quiet success.
