@@ -267,7 +267,7 @@ fn tree_html(out: &mut String, rows: &[TreeRow]) {
             rails.push(true);
         }
         rails.push(last[i]);
-        let (read, write) = if r.link.is_empty() && r.read_mb_s == 0.0 && r.write_mb_s == 0.0 {
+        let (read, write) = if r.read_mb_s == 0.0 && r.write_mb_s == 0.0 {
             (String::new(), String::new())
         } else {
             (fmt_mb_s(r.read_mb_s), fmt_mb_s(r.write_mb_s))
