@@ -76,10 +76,7 @@ impl Value {
         match t {
             "true" | "on" | "yes" => Value::Bool(true),
             "false" | "off" | "no" => Value::Bool(false),
-            _ => t
-                .parse::<f64>()
-                .map(Value::Num)
-                .unwrap_or_else(|_| Value::Str(t.to_string())),
+            _ => t.parse::<f64>().map(Value::Num).unwrap_or_else(|_| Value::Str(t.to_string())),
         }
     }
 }
@@ -139,42 +136,14 @@ pub struct FigureSpec {
     pub doc: &'static str,
 }
 
-const fn num(
-    kind: Kind,
-    name: &'static str,
-    required: bool,
-    lo: f64,
-    hi: f64,
-    doc: &'static str,
-) -> FigureSpec {
-    FigureSpec {
-        kind,
-        name,
-        ty: FigureType::Num,
-        required,
-        range: (lo, hi),
-        doc,
-    }
+const fn num(kind: Kind, name: &'static str, required: bool, lo: f64, hi: f64, doc: &'static str) -> FigureSpec {
+    FigureSpec { kind, name, ty: FigureType::Num, required, range: (lo, hi), doc }
 }
 const fn text(kind: Kind, name: &'static str, required: bool, doc: &'static str) -> FigureSpec {
-    FigureSpec {
-        kind,
-        name,
-        ty: FigureType::Str,
-        required,
-        range: (0.0, 0.0),
-        doc,
-    }
+    FigureSpec { kind, name, ty: FigureType::Str, required, range: (0.0, 0.0), doc }
 }
 const fn flag(kind: Kind, name: &'static str, required: bool, doc: &'static str) -> FigureSpec {
-    FigureSpec {
-        kind,
-        name,
-        ty: FigureType::Bool,
-        required,
-        range: (0.0, 0.0),
-        doc,
-    }
+    FigureSpec { kind, name, ty: FigureType::Bool, required, range: (0.0, 0.0), doc }
 }
 
 use Kind::*;
@@ -183,79 +152,16 @@ const INF: f64 = f64::INFINITY;
 /// Every figure name, by kind: the vocabulary of the catalog, of `params` and of `--set`.
 pub const FIGURES: &[FigureSpec] = &[
     // Link generations.
-    num(
-        Link,
-        "line_gbps",
-        true,
-        0.1,
-        1000.0,
-        "line rate per lane [Gb/s or GT/s]",
-    ),
-    num(
-        Link,
-        "encoding",
-        true,
-        0.5,
-        1.0,
-        "payload bits per line bit (8b/10b = 0.8)",
-    ),
-    num(
-        Link,
-        "frame_overhead_bytes",
-        true,
-        0.0,
-        1000.0,
-        "framing bytes per frame, header of the TLP excluded",
-    ),
-    num(
-        Link,
-        "frame_payload_bytes",
-        false,
-        0.0,
-        1e6,
-        "largest payload per frame (SATA Data FIS 8192)",
-    ),
-    num(
-        Link,
-        "handshake_bytes",
-        false,
-        0.0,
-        1000.0,
-        "link handshake primitives per frame [bytes]",
-    ),
-    num(
-        Link,
-        "management_share",
-        false,
-        0.0,
-        0.5,
-        "share of the line for ALIGN/SKP/DLLP traffic",
-    ),
-    num(
-        Link,
-        "command_overhead_bytes",
-        false,
-        0.0,
-        1e5,
-        "protocol bytes per command besides data frames",
-    ),
-    num(
-        Link,
-        "write_frame_extra_bytes",
-        false,
-        0.0,
-        1e4,
-        "extra bytes per write data frame (DMA Activate)",
-    ),
+    num(Link, "line_gbps", true, 0.1, 1000.0, "line rate per lane [Gb/s or GT/s]"),
+    num(Link, "encoding", true, 0.5, 1.0, "payload bits per line bit (8b/10b = 0.8)"),
+    num(Link, "frame_overhead_bytes", true, 0.0, 1000.0, "framing bytes per frame, header of the TLP excluded"),
+    num(Link, "frame_payload_bytes", false, 0.0, 1e6, "largest payload per frame (SATA Data FIS 8192)"),
+    num(Link, "handshake_bytes", false, 0.0, 1000.0, "link handshake primitives per frame [bytes]"),
+    num(Link, "management_share", false, 0.0, 0.5, "share of the line for ALIGN/SKP/DLLP traffic"),
+    num(Link, "command_overhead_bytes", false, 0.0, 1e5, "protocol bytes per command besides data frames"),
+    num(Link, "write_frame_extra_bytes", false, 0.0, 1e4, "extra bytes per write data frame (DMA Activate)"),
     // Hosts (CPU root complex and OS).
-    num(
-        Host,
-        "root_mps",
-        true,
-        128.0,
-        4096.0,
-        "largest Max Payload Size the root ports support [bytes]",
-    ),
+    num(Host, "root_mps", true, 128.0, 4096.0, "largest Max Payload Size the root ports support [bytes]"),
     num(
         Host,
         "completion_bytes",
@@ -264,14 +170,7 @@ pub const FIGURES: &[FigureSpec] = &[
         4096.0,
         "payload per completion the root complex returns for device reads [bytes]",
     ),
-    num(
-        Host,
-        "io_overhead_us",
-        true,
-        0.0,
-        10000.0,
-        "host software cost per I/O, submission to completion [us]",
-    ),
+    num(Host, "io_overhead_us", true, 0.0, 10000.0, "host software cost per I/O, submission to completion [us]"),
     num(
         Host,
         "passthrough_efficiency",
@@ -281,75 +180,18 @@ pub const FIGURES: &[FigureSpec] = &[
         "throughput factor when the controller is passed through to a VM",
     ),
     // Chipsets and PCIe switches: a shared uplink.
-    text(
-        Switch,
-        "uplink",
-        true,
-        "uplink generation: pcie1..pcie5, dmi1..dmi4",
-    ),
+    text(Switch, "uplink", true, "uplink generation: pcie1..pcie5, dmi1..dmi4"),
     num(Switch, "lanes", true, 1.0, 32.0, "uplink lanes"),
-    num(
-        Switch,
-        "mps",
-        false,
-        128.0,
-        4096.0,
-        "Max Payload Size the switch supports [bytes]",
-    ),
-    num(
-        Switch,
-        "hop_latency_us",
-        false,
-        0.0,
-        1000.0,
-        "added latency per command through the switch [us]",
-    ),
+    num(Switch, "mps", false, 128.0, 4096.0, "Max Payload Size the switch supports [bytes]"),
+    num(Switch, "hop_latency_us", false, 0.0, 1000.0, "added latency per command through the switch [us]"),
     // Controllers and HBAs.
-    text(
-        Controller,
-        "uplink",
-        true,
-        "host link generation: pcie1..pcie5, or internal",
-    ),
+    text(Controller, "uplink", true, "host link generation: pcie1..pcie5, or internal"),
     num(Controller, "lanes", true, 1.0, 32.0, "uplink lanes"),
-    num(
-        Controller,
-        "mps",
-        false,
-        128.0,
-        4096.0,
-        "Max Payload Size the controller supports (DevCap) [bytes]",
-    ),
-    num(
-        Controller,
-        "ports",
-        true,
-        1.0,
-        1024.0,
-        "drive ports (SAS: phys)",
-    ),
-    num(
-        Controller,
-        "sata_gen",
-        true,
-        1.0,
-        3.0,
-        "fastest SATA generation of its ports (1/2/3 = 1.5/3/6 Gb/s)",
-    ),
-    num(
-        Controller,
-        "sas_gen",
-        false,
-        0.0,
-        4.0,
-        "fastest SAS generation, 0 if SATA only",
-    ),
-    text(
-        Controller,
-        "pm_support",
-        true,
-        "port multiplier support: none, cbs or fbs",
-    ),
+    num(Controller, "mps", false, 128.0, 4096.0, "Max Payload Size the controller supports (DevCap) [bytes]"),
+    num(Controller, "ports", true, 1.0, 1024.0, "drive ports (SAS: phys)"),
+    num(Controller, "sata_gen", true, 1.0, 3.0, "fastest SATA generation of its ports (1/2/3 = 1.5/3/6 Gb/s)"),
+    num(Controller, "sas_gen", false, 0.0, 4.0, "fastest SAS generation, 0 if SATA only"),
+    text(Controller, "pm_support", true, "port multiplier support: none, cbs or fbs"),
     num(
         Controller,
         "dma_read_efficiency",
@@ -382,44 +224,13 @@ pub const FIGURES: &[FigureSpec] = &[
         1.0,
         "share of a port link's payload rate sustained for disk writes",
     ),
-    num(
-        Controller,
-        "cmd_overhead_us",
-        false,
-        0.0,
-        10000.0,
-        "controller latency per command [us]",
-    ),
-    num(
-        Controller,
-        "max_iops",
-        false,
-        1.0,
-        INF,
-        "commands per second the controller can process",
-    ),
+    num(Controller, "cmd_overhead_us", false, 0.0, 10000.0, "controller latency per command [us]"),
+    num(Controller, "max_iops", false, 1.0, INF, "commands per second the controller can process"),
     // Port multipliers.
     num(PortMultiplier, "ports", true, 1.0, 15.0, "downstream ports"),
-    num(
-        PortMultiplier,
-        "sata_gen",
-        true,
-        1.0,
-        3.0,
-        "fastest SATA generation, upstream and downstream",
-    ),
-    flag(
-        PortMultiplier,
-        "fbs_capable",
-        true,
-        "whether FIS-based switching is supported",
-    ),
-    flag(
-        PortMultiplier,
-        "fbs",
-        false,
-        "FIS-based switching in use (needs support here and at the controller)",
-    ),
+    num(PortMultiplier, "sata_gen", true, 1.0, 3.0, "fastest SATA generation, upstream and downstream"),
+    flag(PortMultiplier, "fbs_capable", true, "whether FIS-based switching is supported"),
+    flag(PortMultiplier, "fbs", false, "FIS-based switching in use (needs support here and at the controller)"),
     num(
         PortMultiplier,
         "upstream_efficiency",
@@ -445,23 +256,9 @@ pub const FIGURES: &[FigureSpec] = &[
         "time to hand the upstream to another drive under CBS [us]",
     ),
     // SAS expanders.
-    num(
-        Expander,
-        "sas_gen",
-        true,
-        1.0,
-        4.0,
-        "SAS generation of its phys",
-    ),
+    num(Expander, "sas_gen", true, 1.0, 4.0, "SAS generation of its phys"),
     num(Expander, "phys", true, 1.0, 256.0, "phys"),
-    num(
-        Expander,
-        "hop_latency_us",
-        true,
-        0.0,
-        1000.0,
-        "added latency per command through the expander [us]",
-    ),
+    num(Expander, "hop_latency_us", true, 0.0, 1000.0, "added latency per command through the expander [us]"),
     num(
         Expander,
         "stp_write_turnaround_us",
@@ -482,135 +279,23 @@ pub const FIGURES: &[FigureSpec] = &[
         "fastest interface generation (SATA 3 = 6 Gb/s; NVMe: PCIe generation)",
     ),
     num(Drive, "lanes", false, 1.0, 16.0, "PCIe lanes (NVMe)"),
-    num(
-        Drive,
-        "capacity_gb",
-        true,
-        0.001,
-        1e6,
-        "capacity [GB, 10^9 bytes]",
-    ),
-    num(
-        Drive,
-        "seq_read_mb_s",
-        false,
-        1.0,
-        1e5,
-        "sequential read rate [MB/s]",
-    ),
-    num(
-        Drive,
-        "seq_write_mb_s",
-        false,
-        1.0,
-        1e5,
-        "sequential write rate [MB/s]",
-    ),
-    num(
-        Drive,
-        "rand_read_iops",
-        false,
-        1.0,
-        1e8,
-        "4 KiB random read IOPS at high queue depth",
-    ),
-    num(
-        Drive,
-        "rand_write_iops",
-        false,
-        1.0,
-        1e8,
-        "4 KiB random write IOPS at high queue depth",
-    ),
-    num(
-        Drive,
-        "read_latency_us",
-        false,
-        0.0,
-        1e6,
-        "media read latency [us]",
-    ),
-    num(
-        Drive,
-        "write_latency_us",
-        false,
-        0.0,
-        1e6,
-        "media write latency [us]",
-    ),
-    num(
-        Drive,
-        "parallelism",
-        false,
-        1.0,
-        1024.0,
-        "commands the drive works on at once",
-    ),
+    num(Drive, "capacity_gb", true, 0.001, 1e6, "capacity [GB, 10^9 bytes]"),
+    num(Drive, "seq_read_mb_s", false, 1.0, 1e5, "sequential read rate [MB/s]"),
+    num(Drive, "seq_write_mb_s", false, 1.0, 1e5, "sequential write rate [MB/s]"),
+    num(Drive, "rand_read_iops", false, 1.0, 1e8, "4 KiB random read IOPS at high queue depth"),
+    num(Drive, "rand_write_iops", false, 1.0, 1e8, "4 KiB random write IOPS at high queue depth"),
+    num(Drive, "read_latency_us", false, 0.0, 1e6, "media read latency [us]"),
+    num(Drive, "write_latency_us", false, 0.0, 1e6, "media write latency [us]"),
+    num(Drive, "parallelism", false, 1.0, 1024.0, "commands the drive works on at once"),
     num(Drive, "rpm", false, 1000.0, 20000.0, "spindle speed [rpm]"),
-    num(
-        Drive,
-        "outer_mb_s",
-        false,
-        1.0,
-        1e4,
-        "media rate at the outer zone (LBA 0) [MB/s]",
-    ),
-    num(
-        Drive,
-        "inner_mb_s",
-        false,
-        1.0,
-        1e4,
-        "media rate at the inner zone (last LBA) [MB/s]",
-    ),
-    num(
-        Drive,
-        "zones",
-        false,
-        1.0,
-        1000.0,
-        "recording zones between the outer and inner rate",
-    ),
-    num(
-        Drive,
-        "avg_seek_ms",
-        false,
-        0.0,
-        100.0,
-        "average seek over a third of the stroke [ms]",
-    ),
-    num(
-        Drive,
-        "track_to_track_ms",
-        false,
-        0.0,
-        100.0,
-        "track-to-track seek [ms]",
-    ),
-    num(
-        Drive,
-        "cmd_overhead_us",
-        false,
-        0.0,
-        1e5,
-        "drive firmware time per command [us]",
-    ),
-    num(
-        Drive,
-        "cache_mib",
-        false,
-        0.0,
-        1e5,
-        "read-ahead and write cache [MiB]",
-    ),
-    num(
-        Drive,
-        "write_efficiency",
-        false,
-        0.05,
-        1.0,
-        "sequential write media rate as a share of the read rate (HDD)",
-    ),
+    num(Drive, "outer_mb_s", false, 1.0, 1e4, "media rate at the outer zone (LBA 0) [MB/s]"),
+    num(Drive, "inner_mb_s", false, 1.0, 1e4, "media rate at the inner zone (last LBA) [MB/s]"),
+    num(Drive, "zones", false, 1.0, 1000.0, "recording zones between the outer and inner rate"),
+    num(Drive, "avg_seek_ms", false, 0.0, 100.0, "average seek over a third of the stroke [ms]"),
+    num(Drive, "track_to_track_ms", false, 0.0, 100.0, "track-to-track seek [ms]"),
+    num(Drive, "cmd_overhead_us", false, 0.0, 1e5, "drive firmware time per command [us]"),
+    num(Drive, "cache_mib", false, 0.0, 1e5, "read-ahead and write cache [MiB]"),
+    num(Drive, "write_efficiency", false, 0.05, 1.0, "sequential write media rate as a share of the read rate (HDD)"),
 ];
 
 /// Looks up what a figure name means for a kind.
@@ -620,10 +305,7 @@ pub fn figure_spec(kind: Kind, name: &str) -> Option<&'static FigureSpec> {
 
 /// The figure names a kind accepts.
 pub fn figure_names(kind: Kind) -> impl Iterator<Item = &'static str> {
-    FIGURES
-        .iter()
-        .filter(move |f| f.kind == kind)
-        .map(|f| f.name)
+    FIGURES.iter().filter(move |f| f.kind == kind).map(|f| f.name)
 }
 
 /// Checks a value against a figure's type and range; returns a sentence on failure.
@@ -633,10 +315,7 @@ pub fn check_value(spec: &FigureSpec, v: &Value) -> Result<(), String> {
             if !n.is_finite() && spec.range.1.is_finite() {
                 Err(format!("expected a finite number for {}", spec.name))
             } else if *n < spec.range.0 || *n > spec.range.1 {
-                Err(format!(
-                    "{} = {} is outside {}..{} ({})",
-                    spec.name, n, spec.range.0, spec.range.1, spec.doc
-                ))
+                Err(format!("{} = {} is outside {}..{} ({})", spec.name, n, spec.range.0, spec.range.1, spec.doc))
             } else {
                 Ok(())
             }
@@ -662,11 +341,7 @@ pub enum CatalogError {
     #[error("{file}: {message}")]
     Parse { file: String, message: String },
     #[error("{file}: part {part:?}: {message}")]
-    Part {
-        file: String,
-        part: String,
-        message: String,
-    },
+    Part { file: String, part: String, message: String },
 }
 
 #[derive(Deserialize)]
@@ -680,14 +355,8 @@ const BUILTIN: &[(&str, &str)] = &[
     ("links.toml", include_str!("../catalog/links.toml")),
     ("hosts.toml", include_str!("../catalog/hosts.toml")),
     ("switches.toml", include_str!("../catalog/switches.toml")),
-    (
-        "controllers.toml",
-        include_str!("../catalog/controllers.toml"),
-    ),
-    (
-        "port_multipliers.toml",
-        include_str!("../catalog/port_multipliers.toml"),
-    ),
+    ("controllers.toml", include_str!("../catalog/controllers.toml")),
+    ("port_multipliers.toml", include_str!("../catalog/port_multipliers.toml")),
     ("expanders.toml", include_str!("../catalog/expanders.toml")),
     ("drives.toml", include_str!("../catalog/drives.toml")),
 ];
@@ -709,20 +378,16 @@ impl Catalog {
     pub fn builtin() -> Catalog {
         static CELL: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
         CELL.get_or_init(|| {
-            let mut c =
-                Catalog::from_files(BUILTIN.iter().map(|(f, t)| (f.to_string(), t.to_string())))
-                    .unwrap_or_else(|e| panic!("built-in catalog is broken: {e}"));
-            c.overlay(FITS.0, FITS.1)
-                .unwrap_or_else(|e| panic!("built-in fits are broken: {e}"));
+            let mut c = Catalog::from_files(BUILTIN.iter().map(|(f, t)| (f.to_string(), t.to_string())))
+                .unwrap_or_else(|e| panic!("built-in catalog is broken: {e}"));
+            c.overlay(FITS.0, FITS.1).unwrap_or_else(|e| panic!("built-in fits are broken: {e}"));
             c
         })
         .clone()
     }
 
     /// Parses and validates a set of part files.
-    pub fn from_files(
-        files: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Catalog, CatalogError> {
+    pub fn from_files(files: impl IntoIterator<Item = (String, String)>) -> Result<Catalog, CatalogError> {
         let mut c = Catalog::default();
         for (file, text) in files {
             c.add_file(&file, &text, false)?;
@@ -737,26 +402,17 @@ impl Catalog {
     }
 
     fn add_file(&mut self, file: &str, text: &str, overlay: bool) -> Result<(), CatalogError> {
-        let pf: PartFile = toml::from_str(text).map_err(|e| CatalogError::Parse {
-            file: file.to_string(),
-            message: e.to_string(),
-        })?;
+        let pf: PartFile =
+            toml::from_str(text).map_err(|e| CatalogError::Parse { file: file.to_string(), message: e.to_string() })?;
         for p in pf.part {
-            let perr = |m: String| CatalogError::Part {
-                file: file.to_string(),
-                part: p.id.clone(),
-                message: m,
-            };
+            let perr = |m: String| CatalogError::Part { file: file.to_string(), part: p.id.clone(), message: m };
             if overlay && let Some(existing) = self.parts.get_mut(&p.id) {
                 if existing.kind != p.kind {
-                    return Err(perr(format!(
-                        "is a {} in the catalog, not a {}",
-                        existing.kind, p.kind
-                    )));
+                    return Err(perr(format!("is a {} in the catalog, not a {}", existing.kind, p.kind)));
                 }
                 for (k, f) in &p.figures {
-                    let spec = figure_spec(p.kind, k)
-                        .ok_or_else(|| perr(format!("unknown figure {k:?} for a {}", p.kind)))?;
+                    let spec =
+                        figure_spec(p.kind, k).ok_or_else(|| perr(format!("unknown figure {k:?} for a {}", p.kind)))?;
                     check_value(spec, &f.value).map_err(perr)?;
                     existing.figures.insert(k.clone(), f.clone());
                 }
@@ -779,11 +435,9 @@ impl Catalog {
     /// Finds a part by id or alias, case-insensitively.
     pub fn get(&self, id: &str) -> Option<&Part> {
         let key = id.trim().to_ascii_lowercase();
-        self.parts.get(&key).or_else(|| {
-            self.parts
-                .values()
-                .find(|p| p.aliases.iter().any(|a| a.eq_ignore_ascii_case(&key)))
-        })
+        self.parts
+            .get(&key)
+            .or_else(|| self.parts.values().find(|p| p.aliases.iter().any(|a| a.eq_ignore_ascii_case(&key))))
     }
 
     /// Finds a part of a given kind.
@@ -793,20 +447,14 @@ impl Catalog {
 
     /// The closest part ids to a misspelt one, best first.
     pub fn suggest(&self, id: &str, kind: Option<Kind>) -> Vec<String> {
-        let names = self
-            .parts
-            .values()
-            .filter(|p| kind.is_none_or(|k| p.kind == k))
-            .map(|p| p.id.as_str());
+        let names = self.parts.values().filter(|p| kind.is_none_or(|k| p.kind == k)).map(|p| p.id.as_str());
         suggest(id, names)
     }
 
     /// Finds a part by PCI `vendor:device` id.
     pub fn by_pci_id(&self, id: &str) -> Option<&Part> {
         let key = id.to_ascii_lowercase();
-        self.parts
-            .values()
-            .find(|p| p.pci_ids.contains(&key))
+        self.parts.values().find(|p| p.pci_ids.contains(&key))
     }
 
     pub fn origin(&self, id: &str) -> Option<&str> {
@@ -827,16 +475,7 @@ fn validate_part(p: &Part) -> Result<(), String> {
         if f.source.trim().len() < 8 {
             return Err(format!("figure {k:?} has no source"));
         }
-        if ![
-            "datasheet",
-            "spec",
-            "measurement",
-            "fit",
-            "derived",
-            "inferred",
-        ]
-        .contains(&f.basis.as_str())
-        {
+        if !["datasheet", "spec", "measurement", "fit", "derived", "inferred"].contains(&f.basis.as_str()) {
             return Err(format!(
                 "figure {k:?}: basis {:?} is not datasheet/spec/measurement/fit/derived/inferred",
                 f.basis
@@ -845,10 +484,7 @@ fn validate_part(p: &Part) -> Result<(), String> {
     }
     for spec in FIGURES.iter().filter(|s| s.kind == p.kind && s.required) {
         if !p.figures.contains_key(spec.name) {
-            return Err(format!(
-                "missing required figure {:?} ({})",
-                spec.name, spec.doc
-            ));
+            return Err(format!("missing required figure {:?} ({})", spec.name, spec.doc));
         }
     }
     Ok(())
@@ -875,17 +511,11 @@ pub fn suggest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Vec
     let w = word.to_ascii_lowercase();
     let mut scored: Vec<(usize, &str)> = candidates
         .map(|c| (edit_distance(&w, &c.to_ascii_lowercase()), c))
-        .filter(|(d, c)| {
-            *d <= (c.len().max(w.len()) / 3).max(2) || c.contains(w.as_str()) && w.len() >= 3
-        })
+        .filter(|(d, c)| *d <= (c.len().max(w.len()) / 3).max(2) || c.contains(w.as_str()) && w.len() >= 3)
         .collect();
     scored.sort();
     scored.dedup_by(|a, b| a.1 == b.1);
-    scored
-        .into_iter()
-        .take(3)
-        .map(|(_, c)| c.to_string())
-        .collect()
+    scored.into_iter().take(3).map(|(_, c)| c.to_string()).collect()
 }
 
 /// `; did you mean "x"?` or empty.
@@ -893,13 +523,9 @@ pub fn did_you_mean(s: &[String]) -> String {
     match s {
         [] => String::new(),
         [one] => format!("; did you mean {one:?}?"),
-        many => format!(
-            "; did you mean one of {}?",
-            many.iter()
-                .map(|m| format!("{m:?}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        many => {
+            format!("; did you mean one of {}?", many.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", "))
+        }
     }
 }
 
@@ -909,8 +535,7 @@ mod tests {
 
     #[test]
     fn builtin_catalog_loads_and_every_figure_has_a_source() {
-        let c = Catalog::from_files(BUILTIN.iter().map(|(f, t)| (f.to_string(), t.to_string())))
-            .unwrap();
+        let c = Catalog::from_files(BUILTIN.iter().map(|(f, t)| (f.to_string(), t.to_string()))).unwrap();
         assert!(c.parts().count() > 20);
         for p in c.parts() {
             for (k, f) in &p.figures {
@@ -922,12 +547,7 @@ mod tests {
     #[test]
     fn suggests_close_names() {
         let c = Catalog::builtin();
-        assert_eq!(
-            c.suggest("asm1116", Some(Kind::Controller))
-                .first()
-                .map(|s| s.as_str()),
-            Some("asm1166")
-        );
+        assert_eq!(c.suggest("asm1116", Some(Kind::Controller)).first().map(|s| s.as_str()), Some("asm1166"));
     }
 
     #[test]

@@ -45,13 +45,7 @@ pub struct LinkSpec {
 
 impl LinkSpec {
     pub fn internal() -> Self {
-        LinkSpec {
-            family: Family::Internal,
-            generation: 0,
-            lanes: 1,
-            mps: 0,
-            completion_bytes: 0,
-        }
+        LinkSpec { family: Family::Internal, generation: 0, lanes: 1, mps: 0, completion_bytes: 0 }
     }
 
     /// The canonical name of the generation, as the catalog keys it: `sata3`, `pcie3`, ...
@@ -73,28 +67,14 @@ impl fmt::Display for LinkSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.family {
             Family::Sata => {
-                let g = ["?", "1.5", "3", "6"]
-                    .get(self.generation as usize)
-                    .copied()
-                    .unwrap_or("?");
+                let g = ["?", "1.5", "3", "6"].get(self.generation as usize).copied().unwrap_or("?");
                 write!(f, "SATA {g} Gb/s")
             }
             Family::Sas => {
-                let g = ["?", "3", "6", "12", "22.5"]
-                    .get(self.generation as usize)
-                    .copied()
-                    .unwrap_or("?");
-                if self.lanes > 1 {
-                    write!(f, "SAS {g} Gb/s x{}", self.lanes)
-                } else {
-                    write!(f, "SAS {g} Gb/s")
-                }
+                let g = ["?", "3", "6", "12", "22.5"].get(self.generation as usize).copied().unwrap_or("?");
+                if self.lanes > 1 { write!(f, "SAS {g} Gb/s x{}", self.lanes) } else { write!(f, "SAS {g} Gb/s") }
             }
-            Family::Pcie => write!(
-                f,
-                "PCIe {}.0 x{} (MPS {})",
-                self.generation, self.lanes, self.mps
-            ),
+            Family::Pcie => write!(f, "PCIe {}.0 x{} (MPS {})", self.generation, self.lanes, self.mps),
             Family::Internal => write!(f, "internal"),
         }
     }
@@ -119,12 +99,7 @@ pub fn parse_generation(s: &str) -> Option<(Family, u8, Option<u32>, Option<u32>
         let g: u8 = g.trim_end_matches(".0").parse().ok()?;
         let default_lanes = if g >= 4 { 8 } else { 4 };
         return match g {
-            1..=4 => Some((
-                Family::Pcie,
-                g,
-                Some(lanes.unwrap_or(default_lanes)),
-                Some(default_lanes),
-            )),
+            1..=4 => Some((Family::Pcie, g, Some(lanes.unwrap_or(default_lanes)), Some(default_lanes))),
             _ => None,
         };
     }
@@ -149,13 +124,9 @@ pub fn parse_generation(s: &str) -> Option<(Family, u8, Option<u32>, Option<u32>
         };
         return Some((Family::Sas, g, lanes, None));
     }
-    let g = head
-        .strip_prefix("pcie")
-        .or_else(|| head.strip_prefix("gen"))?;
+    let g = head.strip_prefix("pcie").or_else(|| head.strip_prefix("gen"))?;
     let g: u8 = g.trim_end_matches(".0").parse().ok()?;
-    (1..=5)
-        .contains(&g)
-        .then_some((Family::Pcie, g, lanes, None))
+    (1..=5).contains(&g).then_some((Family::Pcie, g, lanes, None))
 }
 
 /// Figures of one link generation, as read from the catalog.
@@ -230,8 +201,7 @@ impl LinkSpec {
                     read_payload_bytes_per_s: raw * rd * mgmt,
                     write_payload_bytes_per_s: raw * wr * mgmt,
                     command_overhead_bytes: 0.0,
-                    write_reverse_bytes_per_byte: (PCIE_MEM_HEADER_BYTES + g.frame_overhead_bytes)
-                        / PCIE_MRRS_BYTES,
+                    write_reverse_bytes_per_byte: (PCIE_MEM_HEADER_BYTES + g.frame_overhead_bytes) / PCIE_MRRS_BYTES,
                     half_duplex: false,
                 }
             }
@@ -241,8 +211,7 @@ impl LinkSpec {
                 LinkRates {
                     raw_bytes_per_s: raw,
                     read_payload_bytes_per_s: raw * mgmt * p / per_frame,
-                    write_payload_bytes_per_s: raw * mgmt * p
-                        / (per_frame + g.write_frame_extra_bytes),
+                    write_payload_bytes_per_s: raw * mgmt * p / (per_frame + g.write_frame_extra_bytes),
                     command_overhead_bytes: g.command_overhead_bytes,
                     write_reverse_bytes_per_byte: 0.0,
                     half_duplex: self.family == Family::Sata,
@@ -271,30 +240,12 @@ mod tests {
 
     #[test]
     fn parses_generation_names() {
-        assert_eq!(
-            parse_generation("pcie3x2"),
-            Some((Family::Pcie, 3, Some(2), None))
-        );
-        assert_eq!(
-            parse_generation("PCIe 3.0"),
-            Some((Family::Pcie, 3, None, None))
-        );
-        assert_eq!(
-            parse_generation("sata-6g"),
-            Some((Family::Sata, 3, None, None))
-        );
-        assert_eq!(
-            parse_generation("sata2"),
-            Some((Family::Sata, 2, None, None))
-        );
-        assert_eq!(
-            parse_generation("dmi2"),
-            Some((Family::Pcie, 2, Some(4), Some(4)))
-        );
-        assert_eq!(
-            parse_generation("sas3x4"),
-            Some((Family::Sas, 3, Some(4), None))
-        );
+        assert_eq!(parse_generation("pcie3x2"), Some((Family::Pcie, 3, Some(2), None)));
+        assert_eq!(parse_generation("PCIe 3.0"), Some((Family::Pcie, 3, None, None)));
+        assert_eq!(parse_generation("sata-6g"), Some((Family::Sata, 3, None, None)));
+        assert_eq!(parse_generation("sata2"), Some((Family::Sata, 2, None, None)));
+        assert_eq!(parse_generation("dmi2"), Some((Family::Pcie, 2, Some(4), Some(4))));
+        assert_eq!(parse_generation("sas3x4"), Some((Family::Sas, 3, Some(4), None)));
         assert_eq!(parse_generation("pcie9"), None);
         assert_eq!(parse_generation("x"), None);
         assert_eq!(parse_generation(""), None);
@@ -302,13 +253,7 @@ mod tests {
 
     #[test]
     fn pcie3_x2_raw_rate_is_1969_mb_s() {
-        let l = LinkSpec {
-            family: Family::Pcie,
-            generation: 3,
-            lanes: 2,
-            mps: 256,
-            completion_bytes: 128,
-        };
+        let l = LinkSpec { family: Family::Pcie, generation: 3, lanes: 2, mps: 256, completion_bytes: 128 };
         let r = l.rates(&pcie3());
         assert!((r.raw_bytes_per_s / 1e6 - 1969.23).abs() < 0.01);
         // 256 B payload, 16 B header, 8 B framing: 91.4 % (hardware-facts table).
@@ -320,13 +265,7 @@ mod tests {
     fn larger_mps_is_never_slower() {
         let mut prev = 0.0;
         for mps in [128, 256, 512, 1024, 4096] {
-            let l = LinkSpec {
-                family: Family::Pcie,
-                generation: 3,
-                lanes: 1,
-                mps,
-                completion_bytes: 64,
-            };
+            let l = LinkSpec { family: Family::Pcie, generation: 3, lanes: 1, mps, completion_bytes: 64 };
             let r = l.rates(&pcie3()).read_payload_bytes_per_s;
             assert!(r > prev);
             prev = r;

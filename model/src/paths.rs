@@ -91,7 +91,13 @@ pub const FIS_BYTES: f64 = 8192.0;
 impl ResourceGraph {
     pub fn new(t: &Topology) -> ResourceGraph {
         let n = t.nodes.len();
-        let mut g = ResourceGraph { resources: Vec::new(), link_res: vec![Vec::new(); n], media_res: vec![None; n], cmd_res: vec![None; n], rates: vec![None; n] };
+        let mut g = ResourceGraph {
+            resources: Vec::new(),
+            link_res: vec![Vec::new(); n],
+            media_res: vec![None; n],
+            cmd_res: vec![None; n],
+            rates: vec![None; n],
+        };
         for (ix, node) in t.nodes.iter().enumerate() {
             if node.parent.is_none() {
                 continue;
@@ -127,7 +133,8 @@ impl ResourceGraph {
                 Kind::Controller => {
                     let iops = node.num("max_iops", f64::INFINITY);
                     if iops.is_finite() {
-                        g.cmd_res[ix] = Some(g.push(format!("{}.cmd", node.id), ix, Side::Internal, "command", f64::NAN));
+                        g.cmd_res[ix] =
+                            Some(g.push(format!("{}.cmd", node.id), ix, Side::Internal, "command", f64::NAN));
                     }
                 }
                 _ => {}
@@ -159,7 +166,15 @@ impl ResourceGraph {
     ///
     /// `include_hdd_media`: the bound includes an HDD's outer-zone media rate; the simulator
     /// models HDD mechanics itself and leaves it out.
-    pub fn class_costs(&self, t: &Topology, drive: NodeIx, dir: Dir, bs: u64, random: bool, include_hdd_media: bool) -> Vec<Cost> {
+    pub fn class_costs(
+        &self,
+        t: &Topology,
+        drive: NodeIx,
+        dir: Dir,
+        bs: u64,
+        random: bool,
+        include_hdd_media: bool,
+    ) -> Vec<Cost> {
         let bs = bs.max(1) as f64;
         let mut out = Vec::new();
         let d = &t.nodes[drive];
@@ -174,7 +189,9 @@ impl ResourceGraph {
             let class = d.text("class").unwrap_or("ssd");
             let cost = if class == "hdd" {
                 if include_hdd_media {
-                    let rate = d.num("outer_mb_s", 100.0) * 1e6 * if dir == Dir::Write { d.num("write_efficiency", 1.0) } else { 1.0 };
+                    let rate = d.num("outer_mb_s", 100.0)
+                        * 1e6
+                        * if dir == Dir::Write { d.num("write_efficiency", 1.0) } else { 1.0 };
                     Some(1.0 / rate)
                 } else {
                     None
@@ -225,7 +242,8 @@ impl ResourceGraph {
                     out.push(Cost { resource: res[0], s_per_byte: 1.0 / (payload * eff) + cmd + switch });
                 }
                 _ if r.half_duplex => {
-                    let payload = if dir == Dir::Read { r.read_payload_bytes_per_s } else { r.write_payload_bytes_per_s };
+                    let payload =
+                        if dir == Dir::Read { r.read_payload_bytes_per_s } else { r.write_payload_bytes_per_s };
                     out.push(Cost { resource: res[0], s_per_byte: 1.0 / payload + cmd });
                 }
                 _ => {
@@ -236,9 +254,13 @@ impl ResourceGraph {
                         (1.0, 1.0)
                     };
                     match dir {
-                        Dir::Read => out.push(Cost { resource: res[0], s_per_byte: 1.0 / (r.read_payload_bytes_per_s * re) + cmd }),
+                        Dir::Read => out
+                            .push(Cost { resource: res[0], s_per_byte: 1.0 / (r.read_payload_bytes_per_s * re) + cmd }),
                         Dir::Write => {
-                            out.push(Cost { resource: res[1], s_per_byte: 1.0 / (r.write_payload_bytes_per_s * we) + cmd });
+                            out.push(Cost {
+                                resource: res[1],
+                                s_per_byte: 1.0 / (r.write_payload_bytes_per_s * we) + cmd,
+                            });
                             if r.write_reverse_bytes_per_byte > 0.0 {
                                 out.push(Cost { resource: res[0], s_per_byte: r.write_reverse_bytes_per_byte / raw });
                             }
@@ -259,7 +281,11 @@ impl ResourceGraph {
         if t.nodes[drive].text("interface") != Some("sata") {
             return 0.0;
         }
-        t.path_to_host(drive).iter().filter(|&&ix| t.nodes[ix].kind == Kind::Expander).map(|&ix| t.nodes[ix].num("stp_write_turnaround_us", 0.0)).sum()
+        t.path_to_host(drive)
+            .iter()
+            .filter(|&&ix| t.nodes[ix].kind == Kind::Expander)
+            .map(|&ix| t.nodes[ix].num("stp_write_turnaround_us", 0.0))
+            .sum()
     }
 
     /// Fixed latencies of a drive's path (both ways), outside shared resources.

@@ -12,9 +12,7 @@ use std::fmt;
 use std::ops::{Add, Div, Mul, Sub};
 
 /// A count of bytes.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Bytes(u64);
 
@@ -88,16 +86,12 @@ impl fmt::Display for Rate {
 }
 
 /// A point in simulated time, in integer nanoseconds since the start of a run.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SimTime(u64);
 
 /// A span of simulated time, in integer nanoseconds.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SimDuration(u64);
 
@@ -160,11 +154,7 @@ impl Add for SimDuration {
 impl Div<SimDuration> for Bytes {
     type Output = Rate;
     fn div(self, d: SimDuration) -> Rate {
-        if d.0 == 0 {
-            Rate(0.0)
-        } else {
-            Rate(self.0 as f64 / d.secs_f64())
-        }
+        if d.0 == 0 { Rate(0.0) } else { Rate(self.0 as f64 / d.secs_f64()) }
     }
 }
 
@@ -178,11 +168,7 @@ pub struct UnitError {
 
 fn split_number(s: &str) -> Option<(f64, String)> {
     let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.'))
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
+    let end = s.char_indices().find(|(_, c)| !(c.is_ascii_digit() || *c == '.')).map(|(i, _)| i).unwrap_or(s.len());
     if end == 0 {
         return None;
     }
@@ -197,10 +183,7 @@ fn split_number(s: &str) -> Option<(f64, String)> {
 /// powers of 1024; `kb`/`kib` are accepted as the same. Fractions are allowed where they come
 /// out whole (`1.5k` = 1536).
 pub fn parse_size(s: &str) -> Result<Bytes, UnitError> {
-    let err = || UnitError {
-        input: s.to_string(),
-        expected: "a size such as 512, 4k, 128k, 1m or 2g (k = 1024)",
-    };
+    let err = || UnitError { input: s.to_string(), expected: "a size such as 512, 4k, 128k, 1m or 2g (k = 1024)" };
     let (v, suffix) = split_number(s).ok_or_else(err)?;
     let mult: u64 = match suffix.as_str() {
         "" | "b" => 1,
@@ -241,42 +224,27 @@ pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
     };
     // "Gb/s" lowercases to "gb/s"; only the exact original spelling tells bits from bytes.
     let original = s.trim();
-    let is_bits =
-        original.ends_with("Gb/s") || original.ends_with("Mb/s") || original.ends_with("Kb/s");
-    let bytes_per_s = if is_bits {
-        bytes_per_s / 8.0
-    } else {
-        bytes_per_s
-    };
+    let is_bits = original.ends_with("Gb/s") || original.ends_with("Mb/s") || original.ends_with("Kb/s");
+    let bytes_per_s = if is_bits { bytes_per_s / 8.0 } else { bytes_per_s };
     Ok(Rate(bytes_per_s))
 }
 
 /// Parses a percentage such as `10%`, `1%`, `100%`, or a bare fraction `0.1`.
 /// Returns the fraction in (0, 1].
 pub fn parse_fraction(s: &str) -> Result<f64, UnitError> {
-    let err = || UnitError {
-        input: s.to_string(),
-        expected: "a percentage in (0%, 100%], such as 10%",
-    };
+    let err = || UnitError { input: s.to_string(), expected: "a percentage in (0%, 100%], such as 10%" };
     let t = s.trim();
     let v = if let Some(p) = t.strip_suffix('%') {
         p.trim().parse::<f64>().map_err(|_| err())? / 100.0
     } else {
         t.parse::<f64>().map_err(|_| err())?
     };
-    if v.is_finite() && v > 0.0 && v <= 1.0 {
-        Ok(v)
-    } else {
-        Err(err())
-    }
+    if v.is_finite() && v > 0.0 && v <= 1.0 { Ok(v) } else { Err(err()) }
 }
 
 /// Parses a duration: `20s`, `500ms`, `2m`, `1h`, or bare seconds as fio does.
 pub fn parse_duration(s: &str) -> Result<SimDuration, UnitError> {
-    let err = || UnitError {
-        input: s.to_string(),
-        expected: "a duration such as 20s, 500ms, 2m or 1h",
-    };
+    let err = || UnitError { input: s.to_string(), expected: "a duration such as 20s, 500ms, 2m or 1h" };
     let (v, suffix) = split_number(s).ok_or_else(err)?;
     let secs = match suffix.as_str() {
         "" | "s" | "sec" => v,

@@ -59,9 +59,7 @@ impl FromStr for Rw {
             "rw" | "readwrite" => Rw::Rw,
             "randrw" => Rw::RandRw,
             other => {
-                return Err(format!(
-                    "{other:?} is not one of read, write, randread, randwrite, rw, randrw"
-                ));
+                return Err(format!("{other:?} is not one of read, write, randread, randwrite, rw, randrw"));
             }
         })
     }
@@ -96,10 +94,9 @@ impl FromStr for Copy {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s.split_once(':') {
-            Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() => Ok(Copy {
-                from: a.trim().to_string(),
-                to: b.trim().to_string(),
-            }),
+            Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() => {
+                Ok(Copy { from: a.trim().to_string(), to: b.trim().to_string() })
+            }
             _ => Err(format!("{s:?} is not SRC:DST, e.g. D:E")),
         }
     }
@@ -197,18 +194,8 @@ impl WorkloadSpec {
             region: over.region.clone().or_else(|| self.region.clone()),
             runtime: over.runtime.clone().or_else(|| self.runtime.clone()),
             ramp: over.ramp.clone().or_else(|| self.ramp.clone()),
-            active: over.active.or(if over.drives.is_some() {
-                None
-            } else {
-                self.active
-            }),
-            drives: over.drives.clone().or_else(|| {
-                if over.active.is_some() {
-                    None
-                } else {
-                    self.drives.clone()
-                }
-            }),
+            active: over.active.or(if over.drives.is_some() { None } else { self.active }),
+            drives: over.drives.clone().or_else(|| if over.active.is_some() { None } else { self.drives.clone() }),
             copy: over.copy.clone().or_else(|| self.copy.clone()),
             seed: over.seed.or(self.seed),
             size: over.size.clone().or_else(|| self.size.clone()),
@@ -219,8 +206,7 @@ impl WorkloadSpec {
     pub fn resolve(&self) -> Result<Workload, Vec<WorkloadError>> {
         let mut errs = Vec::new();
         let mut w = Workload::default();
-        let mut e =
-            |field: &'static str, message: String| errs.push(WorkloadError { field, message });
+        let mut e = |field: &'static str, message: String| errs.push(WorkloadError { field, message });
         if let Some(rw) = &self.rw {
             match rw.parse() {
                 Ok(v) => w.rw = v,
@@ -230,33 +216,18 @@ impl WorkloadSpec {
         if let Some(bs) = &self.bs {
             match parse_size(bs) {
                 Ok(b) if b.get() >= 512 && b.get() % 512 == 0 && b.get() <= 64 << 20 => w.bs = b,
-                Ok(_) => e(
-                    "bs",
-                    format!("{bs:?} must be a multiple of 512 bytes between 512 and 64m"),
-                ),
+                Ok(_) => e("bs", format!("{bs:?} must be a multiple of 512 bytes between 512 and 64m")),
                 Err(err) => e("bs", err.to_string()),
             }
         }
         if let Some(q) = self.iodepth {
-            if (1..=65536).contains(&q) {
-                w.iodepth = q
-            } else {
-                e("iodepth", format!("{q} is outside 1..65536"))
-            }
+            if (1..=65536).contains(&q) { w.iodepth = q } else { e("iodepth", format!("{q} is outside 1..65536")) }
         }
         if let Some(n) = self.numjobs {
-            if (1..=4096).contains(&n) {
-                w.numjobs = n
-            } else {
-                e("numjobs", format!("{n} is outside 1..4096"))
-            }
+            if (1..=4096).contains(&n) { w.numjobs = n } else { e("numjobs", format!("{n} is outside 1..4096")) }
         }
         if let Some(m) = self.rwmixread {
-            if m <= 100 {
-                w.rwmixread = m as u8
-            } else {
-                e("rwmixread", format!("{m} is not a percentage 0..100"))
-            }
+            if m <= 100 { w.rwmixread = m as u8 } else { e("rwmixread", format!("{m} is not a percentage 0..100")) }
         }
         if let Some(r) = &self.region {
             match parse_fraction(r) {
@@ -264,25 +235,17 @@ impl WorkloadSpec {
                 Err(err) => e("region", err.to_string()),
             }
         }
-        for (field, val, slot) in [
-            ("runtime", &self.runtime, &mut w.runtime),
-            ("ramp", &self.ramp, &mut w.ramp),
-        ] {
+        for (field, val, slot) in [("runtime", &self.runtime, &mut w.runtime), ("ramp", &self.ramp, &mut w.ramp)] {
             if let Some(v) = val {
                 match parse_duration(v) {
-                    Ok(d) if field == "runtime" && d.nanos() == 0 => {
-                        e(field, "must be longer than 0".to_string())
-                    }
+                    Ok(d) if field == "runtime" && d.nanos() == 0 => e(field, "must be longer than 0".to_string()),
                     Ok(d) => *slot = Some(d),
                     Err(err) => e(field, err.to_string()),
                 }
             }
         }
         match (self.active, &self.drives) {
-            (Some(_), Some(_)) => e(
-                "active",
-                "give either active or drives, not both".to_string(),
-            ),
+            (Some(_), Some(_)) => e("active", "give either active or drives, not both".to_string()),
             (Some(0), None) => e("active", "must be at least 1".to_string()),
             (Some(n), None) => w.targets = Targets::Active(n),
             (None, Some(d)) if d.is_empty() => e("drives", "names no drive".to_string()),
@@ -292,10 +255,7 @@ impl WorkloadSpec {
         if let Some(copies) = &self.copy {
             for c in copies {
                 match c.parse::<Copy>() {
-                    Ok(c) if c.from == c.to => e(
-                        "copy",
-                        format!("{}:{} copies a drive onto itself", c.from, c.to),
-                    ),
+                    Ok(c) if c.from == c.to => e("copy", format!("{}:{} copies a drive onto itself", c.from, c.to)),
                     Ok(c) => w.copies.push(c),
                     Err(m) => e("copy", m),
                 }
@@ -321,17 +281,8 @@ impl Workload {
         let mut s = if self.copies.is_empty() {
             format!("{} bs={} iodepth={}", self.rw, self.bs, self.iodepth)
         } else {
-            let c: Vec<String> = self
-                .copies
-                .iter()
-                .map(|c| format!("{}:{}", c.from, c.to))
-                .collect();
-            format!(
-                "copy {} bs={} iodepth={}",
-                c.join(","),
-                self.bs,
-                self.iodepth
-            )
+            let c: Vec<String> = self.copies.iter().map(|c| format!("{}:{}", c.from, c.to)).collect();
+            format!("copy {} bs={} iodepth={}", c.join(","), self.bs, self.iodepth)
         };
         if self.numjobs > 1 {
             s += &format!(" numjobs={}", self.numjobs);
@@ -389,15 +340,8 @@ mod tests {
 
     #[test]
     fn merge_lets_the_command_line_win() {
-        let file = WorkloadSpec {
-            rw: Some("read".into()),
-            active: Some(3),
-            ..Default::default()
-        };
-        let cli = WorkloadSpec {
-            drives: Some(vec!["D".into()]),
-            ..Default::default()
-        };
+        let file = WorkloadSpec { rw: Some("read".into()), active: Some(3), ..Default::default() };
+        let cli = WorkloadSpec { drives: Some(vec!["D".into()]), ..Default::default() };
         let m = file.merged(&cli);
         assert_eq!(m.active, None);
         assert_eq!(m.drives, Some(vec!["D".to_string()]));

@@ -7,13 +7,22 @@ use iopath_model::{Catalog, ParamOverride, Topology, WorkloadSpec};
 use rayon::prelude::*;
 
 fn run(t: &Topology, drive: &str, rw: &str, bs: &str, qd: u32) -> Report {
-    let w = WorkloadSpec { rw: Some(rw.into()), bs: Some(bs.into()), iodepth: Some(qd), drives: Some(vec![drive.into()]), runtime: Some("0.5s".into()), ..Default::default() };
+    let w = WorkloadSpec {
+        rw: Some(rw.into()),
+        bs: Some(bs.into()),
+        iodepth: Some(qd),
+        drives: Some(vec![drive.into()]),
+        runtime: Some("0.5s".into()),
+        ..Default::default()
+    };
     iopath_sim::simulate(t, &w.resolve().unwrap(), &Default::default()).unwrap()
 }
 
 /// (relative change in percent, published) for every point of source 004 the tests check.
 pub fn points(t: &Topology) -> Vec<(&'static str, f64, f64)> {
-    let rel = |rw: &str, bs: &str, qd: u32, f: fn(&Report) -> f64| (f(&run(t, "expander", rw, bs, qd)) / f(&run(t, "onboard", rw, bs, qd)) - 1.0) * 100.0;
+    let rel = |rw: &str, bs: &str, qd: u32, f: fn(&Report) -> f64| {
+        (f(&run(t, "expander", rw, bs, qd)) / f(&run(t, "onboard", rw, bs, qd)) - 1.0) * 100.0
+    };
     vec![
         ("write 1m qd32 MB/s", rel("write", "1m", 32, |r| r.total.mb_s), -15.3),
         ("write 4k qd32 MB/s", rel("write", "4k", 32, |r| r.total.mb_s), -18.6),
@@ -24,6 +33,9 @@ pub fn points(t: &Topology) -> Vec<(&'static str, f64, f64)> {
     ]
 }
 
+/// A scored grid point: error, hop latency, turnaround, and the predicted points.
+type Scored = (f64, f64, f64, Vec<(&'static str, f64, f64)>);
+
 fn main() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/c622-vs-9300-expander.toml");
     let base = Topology::load(&path, &Catalog::builtin()).unwrap();
@@ -33,10 +45,14 @@ fn main() {
             grid.push((h as f64 * 0.1, tt as f64 * 0.25));
         }
     }
-    let mut res: Vec<(f64, f64, f64, Vec<(&str, f64, f64)>)> = grid
+    let mut res: Vec<Scored> = grid
         .par_iter()
         .map(|&(h, tt)| {
-            let o: Vec<ParamOverride> = [format!("exp.hop_latency_us={h}"), format!("exp.stp_write_turnaround_us={tt}")].iter().map(|s| s.parse().unwrap()).collect();
+            let o: Vec<ParamOverride> =
+                [format!("exp.hop_latency_us={h}"), format!("exp.stp_write_turnaround_us={tt}")]
+                    .iter()
+                    .map(|s| s.parse().unwrap())
+                    .collect();
             let t = base.with_overrides(&o).unwrap();
             let p = points(&t);
             (p.iter().map(|(_, a, b)| (a - b).powi(2)).sum::<f64>(), h, tt, p)

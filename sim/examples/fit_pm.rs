@@ -12,12 +12,28 @@ fn topo(sets: &[String]) -> Topology {
 }
 
 fn seq(t: &Topology, bs: &str, n: usize) -> f64 {
-    let w = WorkloadSpec { rw: Some("read".into()), bs: Some(bs.into()), iodepth: Some(1), active: Some(n), runtime: Some("4s".into()), ..Default::default() };
+    let w = WorkloadSpec {
+        rw: Some("read".into()),
+        bs: Some(bs.into()),
+        iodepth: Some(1),
+        active: Some(n),
+        runtime: Some("4s".into()),
+        ..Default::default()
+    };
     iopath_sim::simulate(t, &w.resolve().unwrap(), &Default::default()).unwrap().total.mb_s / 1.048576
 }
 
 fn rand(t: &Topology, region: &str) -> f64 {
-    let w = WorkloadSpec { rw: Some("randread".into()), bs: Some("512".into()), iodepth: Some(1), numjobs: Some(2), active: Some(5), region: Some(region.into()), runtime: Some("20s".into()), ..Default::default() };
+    let w = WorkloadSpec {
+        rw: Some("randread".into()),
+        bs: Some("512".into()),
+        iodepth: Some(1),
+        numjobs: Some(2),
+        active: Some(5),
+        region: Some(region.into()),
+        runtime: Some("20s".into()),
+        ..Default::default()
+    };
     iopath_sim::replicate(t, &w.resolve().unwrap(), 4, &Default::default()).unwrap().total.iops
 }
 
@@ -55,7 +71,10 @@ fn main() {
                 .collect();
             res.sort_by(|x, y| x.0.partial_cmp(&y.0).unwrap());
             for r in res.iter().take(8) {
-                println!("score {:.5} avg_seek_ms {} cmd_overhead_us {} -> FBS 10%: {:.1} (419)  FBS 1%: {:.1} (509)  CBS 10%: {:.1} (100)", r.0, r.1, r.2, r.3, r.4, r.5);
+                println!(
+                    "score {:.5} avg_seek_ms {} cmd_overhead_us {} -> FBS 10%: {:.1} (419)  FBS 1%: {:.1} (509)  CBS 10%: {:.1} (100)",
+                    r.0, r.1, r.2, r.3, r.4, r.5
+                );
             }
         }
         "fbs" => {
@@ -71,7 +90,11 @@ fn main() {
             let mut res: Vec<(f64, f64, f64, f64, Vec<f64>)> = grid
                 .par_iter()
                 .map(|&(e, c, h)| {
-                    let mut sets = vec![format!("pm.upstream_efficiency={e}"), format!("pm.switch_cost_us={c}"), format!("host.io_overhead_us={h}")];
+                    let mut sets = vec![
+                        format!("pm.upstream_efficiency={e}"),
+                        format!("pm.switch_cost_us={c}"),
+                        format!("host.io_overhead_us={h}"),
+                    ];
                     sets.extend(extra.iter().cloned());
                     let t = topo(&sets);
                     let preds: Vec<f64> = pubs.iter().map(|(bs, n, _)| seq(&t, bs, *n)).collect();
@@ -81,7 +104,14 @@ fn main() {
                 .collect();
             res.sort_by(|x, y| x.0.partial_cmp(&y.0).unwrap());
             for r in res.iter().take(8) {
-                println!("score {:.5} eff {} switch_us {} host_us {} -> {:?} (195.9, 223, 234.2, 249)", r.0, r.1, r.2, r.3, r.4.iter().map(|x| (x * 10.0).round() / 10.0).collect::<Vec<_>>());
+                println!(
+                    "score {:.5} eff {} switch_us {} host_us {} -> {:?} (195.9, 223, 234.2, 249)",
+                    r.0,
+                    r.1,
+                    r.2,
+                    r.3,
+                    r.4.iter().map(|x| (x * 10.0).round() / 10.0).collect::<Vec<_>>()
+                );
             }
         }
         "cbs" => {

@@ -273,6 +273,7 @@ fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
     })
 }
 
+#[allow(clippy::large_enum_variant)] // one per run: the size does not matter
 enum Outcome {
     Report(Report),
     Sweep(Sweep),
