@@ -111,8 +111,9 @@ struct Job {
 
 struct Class {
     costs: Vec<Cost>,
-    /// Payload moved inside the measured window [bytes].
+    /// Payload moved inside the measured window [bytes], accounted up to `acc_t`.
     window_bytes: f64,
+    acc_t: u64,
     fifo: VecDeque<(u32, f64)>,
     rate: f64,
     last: u64,
@@ -223,6 +224,9 @@ struct Sim {
     drives: Vec<DriveSt>,
     pms: Vec<PmSt>,
     dirty: bool,
+    /// Classes moving data, and each class's index in that list (u32::MAX when idle).
+    active: Vec<u32>,
+    active_pos: Vec<u32>,
     /// Current load of each resource (sum of rate x cost) and its integral over the window.
     load: Vec<f64>,
     util_ns: Vec<f64>,
@@ -294,6 +298,7 @@ impl Sim {
                 classes.push(Class {
                     costs: graph.class_costs(t, d, dir, w.bs.get(), random, false),
                     window_bytes: 0.0,
+                    acc_t: 0,
                     fifo: VecDeque::new(),
                     rate: 0.0,
                     last: 0,
@@ -388,6 +393,7 @@ impl Sim {
             }
         }
         let n_res = graph.resources.len();
+        let n_classes = classes.len();
         let (win_start, win_end) = if coverage { (0, u64::MAX) } else { (ramp_ns, ramp_ns + runtime_ns) };
         Ok(Sim {
             sched: Scheduler::default(),
@@ -399,6 +405,8 @@ impl Sim {
             drives,
             pms,
             dirty: false,
+            active: Vec::new(),
+            active_pos: vec![u32::MAX; n_classes],
             load: vec![0.0; n_res],
             util_ns: vec![0.0; n_res],
             last_alloc: 0,
@@ -438,6 +446,9 @@ impl Sim {
             self.sched.now().nanos()
         };
         self.integrate(end);
+        for &c in &self.active {
+            account(&mut self.classes[c as usize], end, self.win_start, self.win_end);
+        }
         if !self.time_based {
             self.win_end = end;
         }
@@ -680,6 +691,9 @@ impl Sim {
         let was_idle = self.classes[c].fifo.is_empty();
         self.classes[c].fifo.push_back((io, len));
         if was_idle {
+            self.active_pos[c] = self.active.len() as u32;
+            self.active.push(c as u32);
+            self.classes[c].acc_t = self.sched.now().nanos();
             self.dirty = true;
         }
     }
@@ -689,17 +703,33 @@ impl Sim {
         if self.classes[c as usize].version != version || self.classes[c as usize].fifo.is_empty() {
             return;
         }
-        // Account for what moved up to now while the class still counts as active.
-        self.integrate(now);
+        let (ws, we) = (self.win_start, self.win_end);
         let cl = &mut self.classes[c as usize];
+        // Account for what moved up to now while the class still counts as moving.
+        account(cl, now, ws, we);
         let (io, _) = cl.fifo.pop_front().expect("non-empty");
         cl.last = now;
         if let Some(&(_, rem)) = cl.fifo.front() {
             cl.version += 1;
             let v = cl.version;
-            let dt = if cl.rate > 0.0 { (rem / cl.rate * 1e9).ceil() as u64 } else { u64::MAX / 4 };
+            let dt = if cl.rate.is_infinite() {
+                0
+            } else if cl.rate > 0.0 {
+                (rem / cl.rate * 1e9).ceil() as u64
+            } else {
+                u64::MAX / 4
+            };
             self.sched.at(now + dt.max(1), Ev::XferDone { class: c, version: v });
         } else {
+            // The class stops moving data: the others take its share.
+            cl.rate = 0.0;
+            cl.version += 1;
+            let pos = self.active_pos[c as usize] as usize;
+            self.active.swap_remove(pos);
+            if let Some(&moved) = self.active.get(pos) {
+                self.active_pos[moved as usize] = pos as u32;
+            }
+            self.active_pos[c as usize] = u32::MAX;
             self.dirty = true;
         }
         let x = &self.ios[io as usize];
@@ -791,35 +821,34 @@ impl Sim {
         self.dirty = false;
         let now = self.sched.now().nanos();
         self.integrate(now);
-        let active: Vec<usize> = (0..self.classes.len()).filter(|&c| !self.classes[c].fifo.is_empty()).collect();
-        for &c in &active {
-            let cl = &mut self.classes[c];
+        let (ws, we) = (self.win_start, self.win_end);
+        for &c in &self.active {
+            let cl = &mut self.classes[c as usize];
+            account(cl, now, ws, we);
             let dt = (now - cl.last) as f64 * 1e-9;
             if let Some(h) = cl.fifo.front_mut() {
                 h.1 = (h.1 - cl.rate * dt).max(0.0);
             }
             cl.last = now;
         }
-        let flows: Vec<Vec<Cost>> = active.iter().map(|&c| self.classes[c].costs.clone()).collect();
+        let flows: Vec<Vec<Cost>> = self.active.iter().map(|&c| self.classes[c as usize].costs.clone()).collect();
         let a = max_min(&flows, self.graph.resources.len(), &[]);
         for l in self.load.iter_mut() {
             *l = 0.0;
         }
-        for (k, &c) in active.iter().enumerate() {
-            for cost in &self.classes[c].costs {
+        for (k, &c) in self.active.iter().enumerate() {
+            for cost in &self.classes[c as usize].costs {
                 self.load[cost.resource] += a.rates[k] * cost.s_per_byte;
             }
         }
-        for c in 0..self.classes.len() {
-            if !active.contains(&c) {
-                self.classes[c].rate = 0.0;
-                self.classes[c].version += 1;
-            }
-        }
-        for (k, &c) in active.iter().enumerate() {
-            let cl = &mut self.classes[c];
+        for (k, &c) in self.active.iter().enumerate() {
+            let cl = &mut self.classes[c as usize];
             // A class that crosses no modelled resource moves its data at once.
-            cl.rate = if cl.costs.is_empty() { f64::INFINITY } else { a.rates[k] };
+            let rate = if cl.costs.is_empty() { f64::INFINITY } else { a.rates[k] };
+            if rate == cl.rate && cl.version > 0 {
+                continue; // its head's completion is already scheduled at this rate
+            }
+            cl.rate = rate;
             cl.version += 1;
             let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
             let dt = if cl.rate.is_infinite() {
@@ -830,7 +859,7 @@ impl Sim {
                 u64::MAX / 4
             };
             let v = cl.version;
-            self.sched.at(now.saturating_add(dt.max(1)), Ev::XferDone { class: c as u32, version: v });
+            self.sched.at(now.saturating_add(dt.max(1)), Ev::XferDone { class: c, version: v });
         }
     }
 
@@ -842,11 +871,6 @@ impl Sim {
             let dt = (b - a) as f64;
             for (u, l) in self.util_ns.iter_mut().zip(&self.load) {
                 *u += l.min(1.0) * dt;
-            }
-            for c in self.classes.iter_mut() {
-                if !c.fifo.is_empty() && c.rate.is_finite() {
-                    c.window_bytes += c.rate * dt * 1e-9;
-                }
             }
         }
         self.last_alloc = now;
@@ -951,6 +975,16 @@ impl Sim {
             spread: None,
         }
     }
+}
+
+/// Adds what a class moved since it was last accounted, clipped to the measured window.
+fn account(cl: &mut Class, now: u64, win_start: u64, win_end: u64) {
+    let a = cl.acc_t.max(win_start);
+    let b = now.min(win_end);
+    if b > a && !cl.fifo.is_empty() && cl.rate.is_finite() {
+        cl.window_bytes += cl.rate * (b - a) as f64 * 1e-9;
+    }
+    cl.acc_t = now;
 }
 
 fn latency(h: &Histogram<u64>, sum_ns: f64, n: u64) -> Latency {
