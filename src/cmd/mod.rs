@@ -3,7 +3,9 @@
 
 pub mod catalog;
 pub mod check;
+pub mod compare;
 pub mod discover;
+pub mod fit;
 pub mod measure;
 pub mod report;
 pub mod schema;
@@ -38,6 +40,10 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Run a workload as real direct I/O on files or block devices.
     Measure(measure::MeasureArgs),
+    /// Fit part figures to measurements (least squares); write a part file for --parts.
+    Fit(fit::FitArgs),
+    /// Compare predictions with measurements, point by point, with a plot.
+    Compare(compare::CompareArgs),
     /// Write this machine's storage topology as a topology file.
     Discover(discover::DiscoverArgs),
     /// List the built-in parts, or show one part with every figure and its source.
@@ -94,6 +100,8 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Sweep(a) => sweep::run(a, &catalog),
         Command::Report(a) => report::run(a, &catalog),
         Command::Measure(a) => measure::run(a, &catalog),
+        Command::Fit(a) => fit::run(a, &catalog),
+        Command::Compare(a) => compare::run(a, &catalog),
         Command::Discover(a) => discover::run(a, &catalog),
         Command::Catalog(a) => catalog::run(a, &catalog),
         Command::Schema => schema::run(),

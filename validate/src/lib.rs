@@ -14,12 +14,15 @@
 //! - [`safety`]: the write gate (mounts, holders, swap, `O_EXCL`, on-disk signatures);
 //! - [`discover`]: this machine's topology from sysfs, written as a topology file;
 //! - [`fio`]: fio JSON ingest and fio job files for the same workload;
+//! - [`calibrate`]: measured points (reports, ramps, fio JSON, CSV), least-squares fits of
+//!   part figures to them, part files for `--parts`;
 //! - [`rig`]: loop devices and cgroup v1 blkio throttles for tests (root only).
 //!
 //! Invariants: only this crate calls libc or reads `/sys` and `/proc`; nothing here writes
 //! to a block device that [`safety`] has not cleared; every error names the path or
 //! device and says how to fix it.
 
+pub mod calibrate;
 pub mod discover;
 pub mod engine;
 pub mod fio;

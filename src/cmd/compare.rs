@@ -1,0 +1,185 @@
+//! `iopath compare TOPOLOGY MEASUREMENTS...`: predicted against measured, point by point:
+//! the error of each point, the mean absolute percentage error, the worst point, and
+//! (`--out DIR`) a plot of the measured markers over the predicted line.
+use super::fit::{check_runtime, load_points};
+use super::{CliError, CliResult, interrupt_flag, load_topology, parse_sets, print_json, print_text};
+use iopath_model::Catalog;
+use iopath_model::report::{Sweep, SweepPoint};
+use iopath_reports::plot::{MeasuredSeries, PlotOptions};
+use iopath_validate::calibrate::{self, ErrorStats, FitOptions, Metric};
+use serde::Serialize;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Topology file the measurements were taken on.
+    pub topology: PathBuf,
+    /// Measured reports or ramps (`iopath measure --json --out`), fio JSON output, or CSV
+    /// tables of published points (see `iopath fit --help`).
+    #[arg(required = true, value_name = "MEASUREMENTS")]
+    pub measurements: Vec<PathBuf>,
+    /// fio job (or target) to drive: JOB=DRIVE,... (repeatable).
+    #[arg(long, value_name = "JOB=DRIVE,...")]
+    pub map: Vec<String>,
+    /// Override a figure for every point: NODE.PARAM=VALUE (repeatable).
+    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+    pub set: Vec<String>,
+    /// Simulated seconds per point at most (the measured runtime, capped here).
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    pub sim_runtime: f64,
+    /// Seeds per simulated point (the mean is compared).
+    #[arg(long, default_value_t = 1)]
+    pub replications: u32,
+    /// Seed of the simulations.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print the comparison as one JSON document.
+    #[arg(long)]
+    pub json: bool,
+    /// Write compare.svg and compare.png (measured markers over the predicted line) here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No notes on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Row {
+    label: String,
+    workload: String,
+    metric: Metric,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    drive: Option<String>,
+    measured: f64,
+    predicted: f64,
+    error_pct: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct Comparison {
+    topology: String,
+    points: Vec<Row>,
+    mape_pct: f64,
+    rms_log: f64,
+    worst: Option<Row>,
+}
+
+pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
+    check_runtime(a.sim_runtime)?;
+    let sets = parse_sets(&a.set)?;
+    let topo = load_topology(&a.topology, cat, &a.set)?;
+    let (points, _) = load_points(&a.measurements, &a.map, &topo)?;
+    let opts = FitOptions {
+        max_runtime_s: a.sim_runtime,
+        seed: a.seed,
+        replications: a.replications.max(1),
+        sets,
+        cancel: Some(interrupt_flag()),
+        ..Default::default()
+    };
+    let reports = calibrate::predict_reports(&topo, &points, &opts);
+    let mut rows = Vec::new();
+    let mut sim = Vec::new();
+    for (p, r) in points.iter().zip(reports) {
+        let r = r.map_err(|e| CliError::runtime(anyhow::anyhow!("{}: {e}", p.label)))?;
+        let predicted = calibrate::fit::point_value(&r, p);
+        rows.push(Row {
+            label: p.label.clone(),
+            workload: p.workload.clone(),
+            metric: p.metric,
+            drive: p.drive.clone(),
+            measured: p.observed,
+            predicted,
+            error_pct: (predicted / p.observed - 1.0) * 100.0,
+        });
+        sim.push(r);
+    }
+    let stats = ErrorStats::of(
+        &rows.iter().map(|r| r.predicted).collect::<Vec<_>>(),
+        &points.iter().map(|p| p.observed).collect::<Vec<_>>(),
+    );
+    let worst = rows.iter().max_by(|x, y| x.error_pct.abs().total_cmp(&y.error_pct.abs())).map(|w| Row {
+        label: w.label.clone(),
+        workload: w.workload.clone(),
+        drive: w.drive.clone(),
+        ..*w
+    });
+    if let Some(dir) = &a.out {
+        // x: the number of drives when that tells the points apart, else the point's index.
+        let ndrives: Vec<usize> = sim.iter().map(|r| r.drives.len()).collect();
+        let mut uniq = ndrives.clone();
+        uniq.sort_unstable();
+        uniq.dedup();
+        let by_drives = uniq.len() == ndrives.len();
+        let x = |i: usize| if by_drives { ndrives[i] as f64 } else { (i + 1) as f64 };
+        let mut order: Vec<usize> =
+            (0..rows.len()).filter(|&i| points[i].metric == Metric::MbS && points[i].drive.is_none()).collect();
+        order.sort_by(|&i, &j| x(i).total_cmp(&x(j)));
+        let sweep = Sweep {
+            schema_version: iopath_model::report::SCHEMA_VERSION,
+            topology: topo.name.clone(),
+            points: order
+                .iter()
+                .map(|&i| SweepPoint {
+                    param: if by_drives { "active".into() } else { "point".into() },
+                    value: serde_json::Value::from(x(i)),
+                    param2: None,
+                    value2: None,
+                    report: Some(sim[i].clone()),
+                    error: None,
+                    bound_mb_s: None,
+                })
+                .collect(),
+            partial: false,
+        };
+        let measured = vec![MeasuredSeries {
+            label: "measured".into(),
+            points: order.iter().map(|&i| (x(i), rows[i].measured)).collect(),
+        }];
+        let popts = PlotOptions { title: Some(format!("{}: predicted vs measured", topo.name)), ..Default::default() };
+        std::fs::create_dir_all(dir).map_err(|e| CliError::runtime(anyhow::anyhow!("{}: {e}", dir.display())))?;
+        for (name, res) in [
+            ("compare.svg", iopath_reports::plot::write_sweep_svg(&dir.join("compare.svg"), &sweep, &measured, &popts)),
+            ("compare.png", iopath_reports::plot::write_sweep_png(&dir.join("compare.png"), &sweep, &measured, &popts)),
+        ] {
+            res.map_err(|e| CliError::runtime(anyhow::anyhow!("{}: {e}", dir.join(name).display())))?;
+            if !a.quiet {
+                eprintln!("wrote {}", dir.join(name).display());
+            }
+        }
+    }
+    let c = Comparison {
+        topology: topo.name.clone(),
+        points: rows,
+        mape_pct: stats.mape_pct,
+        rms_log: stats.rms_log,
+        worst,
+    };
+    if a.json {
+        print_json(&c)?;
+    } else {
+        let mut s = format!("{:<44} {:>10} {:>10} {:>8}\n", "point", "measured", "predicted", "err %");
+        for r in &c.points {
+            let what = match &r.drive {
+                Some(d) => format!("{} [{d}]", r.workload),
+                None => r.workload.clone(),
+            };
+            s += &format!(
+                "{:<44} {:>10.2} {:>10.2} {:>+8.1}  {} {}\n",
+                what,
+                r.measured,
+                r.predicted,
+                r.error_pct,
+                r.metric.unit(),
+                r.label
+            );
+        }
+        s += &format!("\nmean absolute error {:.2}%, RMS log error {:.4}\n", c.mape_pct, c.rms_log);
+        if let Some(w) = &c.worst {
+            s += &format!("worst: {} ({}): {:+.1}%\n", w.workload, w.label, w.error_pct);
+        }
+        print_text(&s)?;
+    }
+    Ok(0)
+}

@@ -1,0 +1,208 @@
+//! `iopath fit TOPOLOGY MEASUREMENTS... --free NODE.PARAM[=LO..HI] ...`: least squares over
+//! the free figures, each measured point predicted by simulating its workload; prints the
+//! fitted figures with standard errors, the residuals and the error before and after, and
+//! writes a part file (`--out`) that `iopath --parts FILE` loads over the catalog.
+use super::{CliError, CliResult, interrupt_flag, load_topology, parse_sets, print_json, print_text, show_progress};
+use iopath_model::Catalog;
+use iopath_validate::calibrate::{self, CalibrateError, FitOptions, FitResult, FreeSpec, LoadOptions, Point};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, clap::Args)]
+pub struct FitArgs {
+    /// Topology file the measurements were taken on.
+    pub topology: PathBuf,
+    /// Measured reports or ramps (`iopath measure --json --out`), fio JSON output, or CSV
+    /// tables of published points (columns rw,bs,iodepth,numjobs,active|drives,region,set,
+    /// mb_s|mib_s|iops[,weight]).
+    #[arg(required = true, value_name = "MEASUREMENTS")]
+    pub measurements: Vec<PathBuf>,
+    /// A figure to fit: NODE.PARAM or NODE.PARAM=LO..HI (repeatable); default bounds are
+    /// the figure's range. The value is set on every node of the node's part.
+    #[arg(long, required = true, value_name = "NODE.PARAM[=LO..HI]")]
+    pub free: Vec<String>,
+    /// fio job (or target) to drive: JOB=DRIVE,... (repeatable).
+    #[arg(long, value_name = "JOB=DRIVE,...")]
+    pub map: Vec<String>,
+    /// Override a figure for every point (also the starting value of a free one).
+    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+    pub set: Vec<String>,
+    /// Simulated seconds per point at most (the measured runtime, capped here).
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    pub sim_runtime: f64,
+    /// Seeds per simulated point (the mean is fitted).
+    #[arg(long, default_value_t = 1)]
+    pub replications: u32,
+    /// Evaluations of all points at most.
+    #[arg(long, default_value_t = 60)]
+    pub max_evaluations: usize,
+    /// Seed of the simulations.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the fitted figures as a part file (TOML) for `iopath --parts FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print the result as one JSON document.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn input(e: CalibrateError) -> CliError {
+    match e {
+        CalibrateError::Input(m) => CliError::usage(anyhow::anyhow!("{m}")),
+        CalibrateError::Run(m) => CliError::runtime(anyhow::anyhow!("{m}")),
+    }
+}
+
+/// Reads every measurement file into points (shared with `iopath compare`).
+pub fn load_points(
+    files: &[PathBuf],
+    map: &[String],
+    topo: &iopath_model::Topology,
+) -> CliResult<(Vec<Point>, Vec<String>)> {
+    let opts = LoadOptions { map: calibrate::parse_map(map).map_err(input)? };
+    let mut points = Vec::new();
+    let mut names = Vec::new();
+    for f in files {
+        points.extend(calibrate::load(f, topo, &opts).map_err(input)?);
+        names.push(f.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| f.display().to_string()));
+    }
+    Ok((points, names))
+}
+
+pub fn check_runtime(s: f64) -> CliResult<()> {
+    if s.is_finite() && s > 0.0 && s <= 3600.0 {
+        Ok(())
+    } else {
+        Err(CliError::usage(anyhow::anyhow!("--sim-runtime {s}: expected seconds in (0, 3600]")))
+    }
+}
+
+pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
+    check_runtime(a.sim_runtime)?;
+    let sets = parse_sets(&a.set)?;
+    let topo = load_topology(&a.topology, cat, &a.set)?;
+    let specs = a
+        .free
+        .iter()
+        .map(|s| s.parse::<FreeSpec>().map_err(|m| CliError::usage(anyhow::anyhow!("--free {m}"))))
+        .collect::<CliResult<Vec<_>>>()?;
+    let frees = calibrate::resolve_free(&topo, &specs).map_err(input)?;
+    let (points, names) = load_points(&a.measurements, &a.map, &topo)?;
+    let base = iopath_model::Topology::load(&a.topology, cat).map_err(|e| CliError::usage(anyhow::anyhow!("{e}")))?;
+    let opts = FitOptions {
+        max_runtime_s: a.sim_runtime,
+        seed: a.seed,
+        replications: a.replications.max(1),
+        max_evaluations: a.max_evaluations.max(2),
+        sets,
+        cancel: Some(interrupt_flag()),
+        ..Default::default()
+    };
+    let show = show_progress(a.quiet);
+    if !a.quiet {
+        for f in &frees {
+            if f.nodes.len() > 1 {
+                eprintln!("note: {} is set on every node of part {}: {}", f.name(), f.part, f.nodes.join(", "));
+            }
+            if base.raw().part.iter().any(|p| p.id == f.part) {
+                eprintln!(
+                    "note: part {} is defined in {}; its [[part]] there wins over --parts files, so copy the fitted {} into it",
+                    f.part,
+                    a.topology.display(),
+                    f.param
+                );
+            }
+        }
+    }
+    let progress = |p: calibrate::FitProgress| {
+        if show {
+            eprint!(
+                "\rfit: evaluation {}, {} simulations, RMS log error {:.4}   ",
+                p.evaluations, p.simulations, p.rms_log
+            );
+        }
+    };
+    let r = calibrate::fit(&topo, &frees, &points, &opts, &progress);
+    if show {
+        eprintln!();
+    }
+    let r = r.map_err(input)?;
+    if let Some(out) = &a.out {
+        write_atomic(out, calibrate::part_file(&r, &names).as_bytes())
+            .map_err(|e| CliError::runtime(anyhow::anyhow!("{}: {e}", out.display())))?;
+        if !a.quiet {
+            eprintln!("wrote {}", out.display());
+        }
+    }
+    if a.json {
+        print_json(&r)?;
+    } else {
+        print_text(&table(&r))?;
+    }
+    if !a.quiet && !a.json {
+        for w in &r.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok(0)
+}
+
+fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp~");
+    std::fs::write(&tmp, data)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn table(r: &FitResult) -> String {
+    let mut s = String::new();
+    s += &format!("{:<34} {:>12} {:>12} {:>12}  part\n", "figure", "start", "fitted", "std err");
+    for p in &r.params {
+        let se = p.std_err.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
+        s += &format!(
+            "{:<34} {:>12.4} {:>12.4} {:>12}  {}\n",
+            format!("{}.{}", p.node, p.param),
+            p.start,
+            p.value,
+            se,
+            p.part
+        );
+    }
+    for (a, b, c) in &r.correlations {
+        s += &format!("correlation {a} / {b}: {c:+.3}\n");
+    }
+    s += &format!(
+        "\n{:<44} {:>10} {:>10} {:>8} {:>10} {:>8}\n",
+        "point", "observed", "before", "err %", "after", "err %"
+    );
+    for p in &r.points {
+        let what = match &p.drive {
+            Some(d) => format!("{} [{d}]", p.workload),
+            None => p.workload.clone(),
+        };
+        s += &format!(
+            "{:<44} {:>10.2} {:>10.2} {:>+8.1} {:>10.2} {:>+8.1}  {} {}\n",
+            what,
+            p.observed,
+            p.before,
+            p.err_before_pct,
+            p.after,
+            p.err_after_pct,
+            p.metric.unit(),
+            p.label
+        );
+    }
+    s += &format!(
+        "\nerror before: RMS log {:.4}, MAPE {:.2}%\nerror after:  RMS log {:.4}, MAPE {:.2}%\n{} evaluations, {} simulations ({})\n",
+        r.before.rms_log,
+        r.before.mape_pct,
+        r.after.rms_log,
+        r.after.mape_pct,
+        r.evaluations,
+        r.simulations,
+        r.termination
+    );
+    s
+}
