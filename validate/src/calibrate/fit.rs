@@ -149,7 +149,7 @@ pub fn resolve_free(topo: &Topology, specs: &[FreeSpec]) -> Result<Vec<Free>, Ca
         };
         // Start strictly inside the bounds: a transformed parameter at a bound cannot move.
         let span = if hi.is_finite() { hi - lo } else { start.abs().max(1.0) };
-        let start = start.clamp(lo + 1e-3 * span, if hi.is_finite() { hi - 1e-3 * span } else { f64::INFINITY });
+        let start = start.clamp(lo + 1e-6 * span, if hi.is_finite() { hi - 1e-6 * span } else { f64::INFINITY });
         let nodes: Vec<String> = topo.nodes.iter().filter(|m| m.part == n.part).map(|m| m.id.clone()).collect();
         out.push(Free {
             node: s.node.clone(),
@@ -428,8 +428,8 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for Problem<'_> {
         for j in 0..k {
             let rp = self.residuals_of(&preds[2 * j]);
             let rm = self.residuals_of(&preds[2 * j + 1]);
-            for i in 0..m {
-                jac[(i, j)] = (rp[i] - rm[i]) / (2.0 * h);
+            for (i, (a, b)) in rp.iter().zip(rm.iter()).enumerate() {
+                jac[(i, j)] = (a - b) / (2.0 * h);
             }
         }
         Some(jac)
@@ -513,17 +513,17 @@ pub fn fit(
         }
     }
     let mut correlations = Vec::new();
-    for a in 0..k {
-        for b in a + 1..k {
+    for (a, fa) in frees.iter().enumerate() {
+        for (b, fb) in frees.iter().enumerate().skip(a + 1) {
             let c = inv[(a, b)] / (inv[(a, a)] * inv[(b, b)]).sqrt();
             let c = if c.is_finite() { c.clamp(-1.0, 1.0) } else { 1.0 };
-            correlations.push((frees[a].name(), frees[b].name(), c));
+            correlations.push((fa.name(), fb.name(), c));
             if c.abs() > 0.95 {
                 warnings.push(format!(
                     "{} and {} cannot be told apart by these points (correlation {c:+.3}): add points where only \
                      one of them binds (other block sizes, drive counts or queue depths), or fix one of them",
-                    frees[a].name(),
-                    frees[b].name()
+                    fa.name(),
+                    fb.name()
                 ));
             }
         }

@@ -176,6 +176,15 @@ fn num_str(v: &Value) -> Option<String> {
     }
 }
 
+/// `262144` -> `256k`, `1048576` -> `1m` (fio's units, k = 1024); anything else as is.
+fn short_size(s: &str) -> String {
+    match s.parse::<u64>() {
+        Ok(b) if b > 0 && b % (1 << 20) == 0 => format!("{}m", b >> 20),
+        Ok(b) if b > 0 && b % 1024 == 0 => format!("{}k", b >> 10),
+        _ => s.to_string(),
+    }
+}
+
 fn describe(spec: &WorkloadSpec) -> String {
     let mut s = format!(
         "{} bs={} iodepth={}",
@@ -207,7 +216,7 @@ fn report_point(label: &str, r: &Value, topo: &Topology, opts: &LoadOptions) -> 
     let u32_of = |k: &str| w.get(k).and_then(Value::as_u64).map(|n| n as u32);
     let mut spec = WorkloadSpec {
         rw: w.get("rw").and_then(Value::as_str).map(str::to_string),
-        bs: w.get("bs").and_then(num_str),
+        bs: w.get("bs").and_then(num_str).map(|b| short_size(&b)),
         iodepth: u32_of("iodepth"),
         numjobs: u32_of("numjobs"),
         rwmixread: u32_of("rwmixread"),
