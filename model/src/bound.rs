@@ -27,74 +27,136 @@ pub struct Allocation {
 /// `flows[f]` lists the costs of flow `f`; `n_res` is the number of resources, each of
 /// capacity 1. `caps[f]` optionally caps a flow's rate (bytes/s).
 pub fn max_min(flows: &[Vec<Cost>], n_res: usize, caps: &[f64]) -> Allocation {
-    let nf = flows.len();
-    let mut rates = vec![0.0; nf];
-    let mut frozen = vec![false; nf];
-    let mut binding = vec![None; nf];
-    let mut used = vec![0.0f64; n_res];
-    let mut full = vec![false; n_res];
-    for f in 0..nf {
-        if flows[f].is_empty() && caps.get(f).is_none_or(|c| !c.is_finite()) {
-            // A flow that costs nothing and has no cap would be infinite: leave it at 0.
-            frozen[f] = true;
-        }
+    let refs: Vec<&[Cost]> = flows.iter().map(|f| f.as_slice()).collect();
+    let mut ws = MaxMin::new(n_res);
+    let rates = ws.solve(&refs, caps).to_vec();
+    let mut util = vec![0.0; n_res];
+    for (k, &r) in ws.res.iter().enumerate() {
+        util[r] = ws.used[k].min(1.0);
     }
-    for _round in 0..=(n_res + nf) {
-        let mut weight = vec![0.0f64; n_res];
-        let mut any = false;
-        for f in 0..nf {
-            if frozen[f] {
-                continue;
-            }
-            any = true;
-            for c in &flows[f] {
-                weight[c.resource] += c.s_per_byte;
-            }
-        }
-        if !any {
-            break;
-        }
-        // Largest equal increment before a resource fills or a flow reaches its cap.
-        let mut delta = f64::INFINITY;
-        for r in 0..n_res {
-            if weight[r] > 0.0 && !full[r] {
-                delta = delta.min(((1.0 - used[r]) / weight[r]).max(0.0));
-            }
-        }
-        for f in 0..nf {
-            if !frozen[f]
-                && let Some(&cap) = caps.get(f)
-            {
-                delta = delta.min((cap - rates[f]).max(0.0));
-            }
-        }
-        if !delta.is_finite() {
-            break;
-        }
-        for f in 0..nf {
-            if !frozen[f] {
-                rates[f] += delta;
-            }
-        }
-        for r in 0..n_res {
-            used[r] += delta * weight[r];
-            if weight[r] > 0.0 && used[r] >= 1.0 - 1e-9 {
-                full[r] = true;
-            }
-        }
-        for f in 0..nf {
-            if frozen[f] {
-                continue;
-            }
-            if let Some(c) = flows[f].iter().find(|c| full[c.resource]) {
-                frozen[f] = true;
-                binding[f] = Some(c.resource);
-            } else if caps.get(f).is_some_and(|&cap| rates[f] >= cap - 1e-9 * cap.max(1.0)) {
-                frozen[f] = true;
-            }
-        }
+    let binding = ws.binding.iter().map(|b| b.map(|k| ws.res[k as usize])).collect();
+    Allocation { rates, util, binding }
+}
+
+/// Reusable working memory for [`max_min`]: a solve costs time in proportion to the flows
+/// and the resources they touch, never to every resource of the topology, which keeps a
+/// simulator's reallocation cheap when a large topology has few active paths.
+#[derive(Debug, Clone, Default)]
+pub struct MaxMin {
+    /// Local index of each global resource touched by the current solve (u32::MAX if not).
+    local_of: Vec<u32>,
+    /// Global ids of the touched resources, by local index.
+    pub res: Vec<usize>,
+    weight: Vec<f64>,
+    /// Load of each touched resource (by local index) after the solve.
+    pub used: Vec<f64>,
+    full: Vec<bool>,
+    rates: Vec<f64>,
+    frozen: Vec<bool>,
+    /// For each flow, the local index of the resource that froze it.
+    pub binding: Vec<Option<u32>>,
+}
+
+impl MaxMin {
+    pub fn new(n_res: usize) -> MaxMin {
+        MaxMin { local_of: vec![u32::MAX; n_res], ..Default::default() }
     }
-    Allocation { rates, util: used.into_iter().map(|u| u.min(1.0)).collect(), binding }
+
+    /// Solves for `flows` (each a list of costs) and returns each flow's rate [bytes/s].
+    pub fn solve(&mut self, flows: &[&[Cost]], caps: &[f64]) -> &[f64] {
+        let nf = flows.len();
+        // Forget the previous solve's resources.
+        for &r in &self.res {
+            self.local_of[r] = u32::MAX;
+        }
+        self.res.clear();
+        for f in flows {
+            for c in f.iter() {
+                if c.resource >= self.local_of.len() {
+                    self.local_of.resize(c.resource + 1, u32::MAX);
+                }
+                if self.local_of[c.resource] == u32::MAX {
+                    self.local_of[c.resource] = self.res.len() as u32;
+                    self.res.push(c.resource);
+                }
+            }
+        }
+        let nr = self.res.len();
+        self.weight.clear();
+        self.weight.resize(nr, 0.0);
+        self.used.clear();
+        self.used.resize(nr, 0.0);
+        self.full.clear();
+        self.full.resize(nr, false);
+        self.rates.clear();
+        self.rates.resize(nf, 0.0);
+        self.frozen.clear();
+        self.frozen.resize(nf, false);
+        self.binding.clear();
+        self.binding.resize(nf, None);
+        for f in 0..nf {
+            if flows[f].is_empty() && caps.get(f).is_none_or(|c| !c.is_finite()) {
+                // A flow that costs nothing and has no cap would be infinite: leave it at 0.
+                self.frozen[f] = true;
+            }
+        }
+        for _round in 0..=(nr + nf) {
+            self.weight.iter_mut().for_each(|w| *w = 0.0);
+            let mut any = false;
+            for f in 0..nf {
+                if self.frozen[f] {
+                    continue;
+                }
+                any = true;
+                for c in flows[f].iter() {
+                    self.weight[self.local_of[c.resource] as usize] += c.s_per_byte;
+                }
+            }
+            if !any {
+                break;
+            }
+            // Largest equal increment before a resource fills or a flow reaches its cap.
+            let mut delta = f64::INFINITY;
+            for r in 0..nr {
+                if self.weight[r] > 0.0 && !self.full[r] {
+                    delta = delta.min(((1.0 - self.used[r]) / self.weight[r]).max(0.0));
+                }
+            }
+            for f in 0..nf {
+                if !self.frozen[f]
+                    && let Some(&cap) = caps.get(f)
+                {
+                    delta = delta.min((cap - self.rates[f]).max(0.0));
+                }
+            }
+            if !delta.is_finite() {
+                break;
+            }
+            for f in 0..nf {
+                if !self.frozen[f] {
+                    self.rates[f] += delta;
+                }
+            }
+            for r in 0..nr {
+                self.used[r] += delta * self.weight[r];
+                if self.weight[r] > 0.0 && self.used[r] >= 1.0 - 1e-9 {
+                    self.full[r] = true;
+                }
+            }
+            for f in 0..nf {
+                if self.frozen[f] {
+                    continue;
+                }
+                if let Some(c) = flows[f].iter().find(|c| self.full[self.local_of[c.resource] as usize]) {
+                    self.frozen[f] = true;
+                    self.binding[f] = Some(self.local_of[c.resource]);
+                } else if caps.get(f).is_some_and(|&cap| self.rates[f] >= cap - 1e-9 * cap.max(1.0)) {
+                    self.frozen[f] = true;
+                }
+            }
+        }
+        &self.rates
+    }
 }
 
 /// Traffic mix of a bound.

@@ -20,10 +20,10 @@
 //! Guarantees: integer-nanosecond time, FIFO order for simultaneous events, one seeded
 //! generator per job; no I/O, no wall clock (the caller may pass one for the cost report).
 
-use crate::engine::Scheduler;
+use crate::engine::{Next, Scheduler};
 use crate::hdd::{HddGeometry, ReadAhead, WriteBack};
 use hdrhistogram::Histogram;
-use iopath_model::bound::max_min;
+use iopath_model::bound::MaxMin;
 use iopath_model::catalog::{Kind, did_you_mean, suggest};
 use iopath_model::paths::{Cost, Dir, ResourceGraph, Side, pm_uses_fbs};
 use iopath_model::report::{Bottleneck, Cost as RunCost, DriveResult, Latency, LinkUtil, Report, ReportKind, Total};
@@ -68,7 +68,6 @@ enum Ev {
     UnitDone { io: u32 },
     HddDone { drive: u32 },
     DataReady { io: u32 },
-    XferDone { class: u32, version: u32 },
     Completed { io: u32 },
 }
 
@@ -159,7 +158,8 @@ struct DriveStats {
     read_bytes: f64,
     write_bytes: f64,
     ios: u64,
-    hist: Histogram<u64>,
+    /// Completion latencies [100 ns units], 2 significant digits (1%).
+    hist: Histogram<u32>,
     lat_sum_ns: f64,
     first: Option<u64>,
     last: u64,
@@ -226,7 +226,11 @@ struct Sim {
     dirty: bool,
     /// Classes moving data, and each class's index in that list (u32::MAX when idle).
     active: Vec<u32>,
+    /// Working memory of the max-min allocation.
+    maxmin: MaxMin,
     active_pos: Vec<u32>,
+    /// Resources with a non-zero load.
+    loaded: Vec<usize>,
     /// Current load of each resource (sum of rate x cost) and its integral over the window.
     load: Vec<f64>,
     util_ns: Vec<f64>,
@@ -322,7 +326,7 @@ impl Sim {
                     read_bytes: 0.0,
                     write_bytes: 0.0,
                     ios: 0,
-                    hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds"),
+                    hist: new_histogram(),
                     lat_sum_ns: 0.0,
                     first: None,
                     last: 0,
@@ -406,6 +410,8 @@ impl Sim {
             pms,
             dirty: false,
             active: Vec::new(),
+            maxmin: MaxMin::new(n_res),
+            loaded: Vec::new(),
             active_pos: vec![u32::MAX; n_classes],
             load: vec![0.0; n_res],
             util_ns: vec![0.0; n_res],
@@ -426,12 +432,15 @@ impl Sim {
                 self.sched.at(0, Ev::Issue { job: j });
             }
         }
-        while let Some(ev) = self.sched.pop() {
+        while let Some(next) = self.sched.pop() {
             let now = self.sched.now().nanos();
             if self.time_based && now >= self.win_end {
                 break;
             }
-            self.handle(ev);
+            match next {
+                Next::Event(ev) => self.handle(ev),
+                Next::Timer(class) => self.xfer_done(class as u32),
+            }
             if self.dirty {
                 self.reallocate();
             }
@@ -479,7 +488,6 @@ impl Sim {
             Ev::UnitDone { io } => self.unit_done(io),
             Ev::HddDone { drive } => self.hdd_done(drive),
             Ev::DataReady { io } => self.start_transfer(io),
-            Ev::XferDone { class, version } => self.xfer_done(class, version),
             Ev::Completed { io } => self.completed(io),
         }
     }
@@ -698,9 +706,9 @@ impl Sim {
         }
     }
 
-    fn xfer_done(&mut self, c: u32, version: u32) {
+    fn xfer_done(&mut self, c: u32) {
         let now = self.sched.now().nanos();
-        if self.classes[c as usize].version != version || self.classes[c as usize].fifo.is_empty() {
+        if self.classes[c as usize].fifo.is_empty() {
             return;
         }
         let (ws, we) = (self.win_start, self.win_end);
@@ -711,7 +719,6 @@ impl Sim {
         cl.last = now;
         if let Some(&(_, rem)) = cl.fifo.front() {
             cl.version += 1;
-            let v = cl.version;
             let dt = if cl.rate.is_infinite() {
                 0
             } else if cl.rate > 0.0 {
@@ -719,7 +726,7 @@ impl Sim {
             } else {
                 u64::MAX / 4
             };
-            self.sched.at(now + dt.max(1), Ev::XferDone { class: c, version: v });
+            self.sched.set_timer(c as usize, now + dt.max(1));
         } else {
             // The class stops moving data: the others take its share.
             cl.rate = 0.0;
@@ -792,7 +799,7 @@ impl Sim {
             st.ios += 1;
             let lat = now - start;
             st.lat_sum_ns += lat as f64;
-            st.hist.saturating_record(lat.max(1));
+            st.hist.saturating_record((lat / LAT_UNIT_NS).max(1));
             st.first.get_or_insert(now);
             st.last = now;
             st.used = true;
@@ -831,16 +838,19 @@ impl Sim {
             }
             cl.last = now;
         }
-        let flows: Vec<Vec<Cost>> = self.active.iter().map(|&c| self.classes[c as usize].costs.clone()).collect();
-        let a = max_min(&flows, self.graph.resources.len(), &[]);
-        for l in self.load.iter_mut() {
-            *l = 0.0;
+        let flows: Vec<&[Cost]> = self.active.iter().map(|&c| self.classes[c as usize].costs.as_slice()).collect();
+        let rates = self.maxmin.solve(&flows, &[]).to_vec();
+        drop(flows);
+        // Resource loads: only those the previous or this allocation touched can be non-zero.
+        for &r in &self.loaded {
+            self.load[r] = 0.0;
         }
-        for (k, &c) in self.active.iter().enumerate() {
-            for cost in &self.classes[c as usize].costs {
-                self.load[cost.resource] += a.rates[k] * cost.s_per_byte;
-            }
+        self.loaded.clear();
+        for (k, &r) in self.maxmin.res.iter().enumerate() {
+            self.load[r] = self.maxmin.used[k];
+            self.loaded.push(r);
         }
+        let a = Rates { rates };
         for (k, &c) in self.active.iter().enumerate() {
             let cl = &mut self.classes[c as usize];
             // A class that crosses no modelled resource moves its data at once.
@@ -858,8 +868,7 @@ impl Sim {
             } else {
                 u64::MAX / 4
             };
-            let v = cl.version;
-            self.sched.at(now.saturating_add(dt.max(1)), Ev::XferDone { class: c, version: v });
+            self.sched.set_timer(c as usize, now.saturating_add(dt.max(1)));
         }
     }
 
@@ -869,8 +878,8 @@ impl Sim {
         let b = now.min(self.win_end);
         if b > a {
             let dt = (b - a) as f64;
-            for (u, l) in self.util_ns.iter_mut().zip(&self.load) {
-                *u += l.min(1.0) * dt;
+            for &r in &self.loaded {
+                self.util_ns[r] += self.load[r].min(1.0) * dt;
             }
         }
         self.last_alloc = now;
@@ -880,7 +889,7 @@ impl Sim {
         let window_ns = (self.win_end.saturating_sub(self.win_start)).max(1) as f64;
         let mut drives = Vec::new();
         let mut total = Total::default();
-        let mut all = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds");
+        let mut all = new_histogram();
         let mut lat_sum = 0.0;
         let mut nios = 0u64;
         for dr in &self.drives {
@@ -977,6 +986,10 @@ impl Sim {
     }
 }
 
+struct Rates {
+    rates: Vec<f64>,
+}
+
 /// Adds what a class moved since it was last accounted, clipped to the measured window.
 fn account(cl: &mut Class, now: u64, win_start: u64, win_end: u64) {
     let a = cl.acc_t.max(win_start);
@@ -987,14 +1000,22 @@ fn account(cl: &mut Class, now: u64, win_start: u64, win_end: u64) {
     cl.acc_t = now;
 }
 
-fn latency(h: &Histogram<u64>, sum_ns: f64, n: u64) -> Latency {
+/// Latency histograms count in units of 100 ns from 100 ns to 1 h with 2 significant
+/// digits: percentiles within 1%, a few kilobytes per drive (1,024 drives stay cheap).
+const LAT_UNIT_NS: u64 = 100;
+
+fn new_histogram() -> Histogram<u32> {
+    Histogram::new_with_bounds(1, 36_000_000_000, 2).expect("valid histogram bounds")
+}
+
+fn latency(h: &Histogram<u32>, sum_ns: f64, n: u64) -> Latency {
     if n == 0 {
         return Latency::default();
     }
     Latency {
         mean: sum_ns / n as f64 / 1e3,
-        p50: h.value_at_quantile(0.5) as f64 / 1e3,
-        p99: h.value_at_quantile(0.99) as f64 / 1e3,
-        max: h.max() as f64 / 1e3,
+        p50: (h.value_at_quantile(0.5) * LAT_UNIT_NS) as f64 / 1e3,
+        p99: (h.value_at_quantile(0.99) * LAT_UNIT_NS) as f64 / 1e3,
+        max: (h.max() * LAT_UNIT_NS) as f64 / 1e3,
     }
 }
