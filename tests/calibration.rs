@@ -212,41 +212,56 @@ fn a_ramp_measured_on_the_uplink_rig_recovers_its_caps() {
     let ramp = dir.join("ramp.json");
     std::fs::write(&ramp, &ramp_text).unwrap();
     let topo = data("loop-uplink-rig.toml");
+    let rig_parts = data("loop-uplink-rig-parts.toml");
+    let fitted_parts = dir.join("fitted.toml");
     let o = iopath()
+        .arg("--parts")
+        .arg(&rig_parts)
         .arg("fit")
         .arg(&topo)
         .arg(&ramp)
-        .args(["--free", "up.dma_read_efficiency", "--free", "d0.seq_read_mb_s", "--json", "--quiet"])
+        .args(["--free", "hba.dma_read_efficiency", "--free", "d0.seq_read_mb_s", "--json", "--quiet", "--out"])
+        .arg(&fitted_parts)
         .output()
         .unwrap();
     let r = json(&o);
     for p in r["points"].as_array().unwrap() {
         eprintln!("  {}: measured {:.2} MB/s, fitted model {:.2}", p["workload"], p["observed"], p["after"]);
     }
-    // A drive's cap is its media rate (the fitted figure itself); the uplink's cap is the
-    // fitted model's rate with both drives active, where the uplink binds.
+    eprintln!("  hba.dma_read_efficiency fitted {:.4}", fitted(&r, "hba", "dma_read_efficiency"));
+    // A drive's cap is its media rate (the fitted figure itself).
     within(fitted(&r, "d0", "seq_read_mb_s"), drive_cap, 0.05, "drive cap from d0.seq_read_mb_s (MB/s)");
-    let both = r["points"][1]["after"].as_f64().unwrap();
-    within(both, uplink_cap, 0.05, "uplink cap from the fitted model, 2 drives (MB/s)");
-    eprintln!("  up.dma_read_efficiency fitted {:.4}", fitted(&r, "up", "dma_read_efficiency"));
-    let t = Topology::load(&topo, &Catalog::builtin()).unwrap();
-    let fitted_topo = t
-        .with_overrides(&[
-            format!("up.dma_read_efficiency={}", fitted(&r, "up", "dma_read_efficiency")).parse().unwrap(),
-            format!("d0.seq_read_mb_s={}", fitted(&r, "d0", "seq_read_mb_s")).parse().unwrap(),
-            format!("d1.seq_read_mb_s={}", fitted(&r, "d0", "seq_read_mb_s")).parse().unwrap(),
-        ])
+    // The uplink's cap is the fitted model's rate with both drives active, where the uplink
+    // binds: simulated with the part file the fit wrote, loaded over the rig's parts.
+    let o = iopath()
+        .arg("--parts")
+        .arg(&rig_parts)
+        .arg("--parts")
+        .arg(&fitted_parts)
+        .arg("simulate")
+        .arg(&topo)
+        .args(["--rw", "read", "--bs", "256k", "--iodepth", "4", "--active", "2", "--runtime", "2s", "--json"])
+        .output()
         .unwrap();
-    let w = WorkloadSpec {
-        rw: Some("read".into()),
-        bs: Some("256k".into()),
-        iodepth: Some(4),
-        active: Some(2),
-        runtime: Some("2s".into()),
-        ..Default::default()
-    };
-    let rep = iopath_sim::simulate(&fitted_topo, &w.resolve().unwrap(), &Default::default()).unwrap();
-    assert_eq!(rep.bottleneck.id, "up.uplink.up", "the uplink binds with both drives in the fitted model");
+    let rep = json(&o);
+    assert_eq!(rep["bottleneck"]["id"], "hba.uplink.up", "the uplink binds with both drives in the fitted model");
+    within(
+        rep["total"]["mb_s"].as_f64().unwrap(),
+        uplink_cap,
+        0.05,
+        "uplink cap from the fitted model, 2 drives (MB/s)",
+    );
+    let o = iopath()
+        .arg("--parts")
+        .arg(&rig_parts)
+        .arg("--parts")
+        .arg(&fitted_parts)
+        .arg("simulate")
+        .arg(&topo)
+        .args(["--rw", "read", "--bs", "256k", "--iodepth", "4", "--active", "1", "--runtime", "2s", "--json"])
+        .output()
+        .unwrap();
+    within(json(&o)["total"]["mb_s"].as_f64().unwrap(), drive_cap, 0.05, "one drive in the fitted model (MB/s)");
 }
 
 #[test]
