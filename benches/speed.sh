@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Prints the simulator's speed for the record (issue #7): engine events/s, simulated I/Os per
+# wall-second for a 6-drive and a 1,024-drive topology, peak RSS against simulated time, a
+# sweep on one thread and on all cores, and a SimPy model of the 6-drive case side by side.
+#
+#   benches/speed.sh                 everything (a few minutes on 2 cores)
+#   RUNS=9 benches/speed.sh          more repetitions per median (default 5)
+#   SKIP_CRITERION=1 ...             skip the engine micro-benchmark (cargo bench)
+#   SKIP_SIMPY=1 ...                 skip the SimPy peer (needs PyPI for `pip install simpy`)
+#   IOPATH_BIN=path/to/iopath ...    measure this binary instead of building target/release
+#   PIN_CPU=1 ...                    the CPU the single-threaded comparisons run on (default 0)
+#
+# Every figure is a median of RUNS runs; wall times come from the report's cost.wall_s (the
+# simulation alone) or, for the sweep, from the process' wall time. Nothing here is a test:
+# the targets are printed next to the numbers, never asserted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-5}
+PIN_CPU=${PIN_CPU:-0}
+PY=${PYTHON:-python3}
+SIX=configs/asm1166-6ssd.toml
+BIG=configs/1024-hdd-expanders.toml
+BAYS=configs/9300-8i-24bay-expander.toml
+SIX_ARGS=(--rw read --bs 128k --iodepth 32 --active 6)
+BIG_ARGS=(--rw read --bs 128k --iodepth 32 --runtime 1s)
+SWEEP_ARGS=(--active 1..24 --rw read --bs 1m --iodepth 8 --runtime 2s)
+
+if [[ -z "${IOPATH_BIN:-}" ]]; then
+    cargo build --release --bin iopath >&2
+    IOPATH_BIN=target/release/iopath
+fi
+PIN=()
+if command -v taskset >/dev/null; then PIN=(taskset -c "$PIN_CPU"); fi
+
+# median: reads numbers, one a line.
+median() { "$PY" -c 'import sys,statistics as s; print(s.median(float(x) for x in sys.stdin.read().split()))'; }
+# cost FIELD...: prints the report's cost fields from stdin, space-separated.
+cost() { "$PY" -c 'import sys,json; c=json.load(sys.stdin)["cost"]; print(*(c[k] for k in sys.argv[1:]))' "$@"; }
+# wall CMD...: runs CMD (output discarded) and prints its wall time [s] and the CPUs it used
+# on average ((user + sys) / wall): with 2 threads on 2 idle cores that is close to 2; less
+# means other work (other sessions' builds) took the cores, and the speedup is understated.
+wall() { "$PY" -c 'import sys,subprocess,time,resource as r; t=time.perf_counter(); subprocess.run(sys.argv[1:],check=True,stdout=subprocess.DEVNULL); w=time.perf_counter()-t; u=r.getrusage(r.RUSAGE_CHILDREN); print(w, (u.ru_utime+u.ru_stime)/w)' "$@"; }
+# peak_rss_kb CMD...: peak resident set of CMD [KiB], from /usr/bin/time -v or getrusage.
+peak_rss_kb() {
+    if [[ -x /usr/bin/time ]]; then
+        /usr/bin/time -v "$@" 2>&1 >/dev/null | awk -F: '/Maximum resident set size/ {gsub(/ /,"",$2); print $2}'
+    else
+        "$PY" -c 'import sys,subprocess,resource; subprocess.run(sys.argv[1:],check=True,stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+    fi
+}
+calc() { "$PY" -c "print($1)"; }
+fmt() { "$PY" -c "import sys; print(f'{float(sys.argv[1]):,.${2:-0}f}')" "$1"; }
+
+# sim_stats LABEL TOPOLOGY ARGS...: median of RUNS pinned runs -> prints a summary; sets
+# LAST_US_PER_IO and LAST_IOS_PER_S.
+sim_stats() {
+    local label=$1 topo=$2; shift 2
+    local rows=()
+    for _ in $(seq "$RUNS"); do
+        rows+=("$("${PIN[@]}" "$IOPATH_BIN" simulate "$topo" "$@" --json -q | cost events ios wall_s sim_s)")
+    done
+    local walls events ios sim
+    walls=$(printf '%s\n' "${rows[@]}" | awk '{print $3}' | median)
+    read -r events ios _ sim <<<"${rows[0]}"
+    LAST_IOS_PER_S=$(calc "$ios / $walls")
+    LAST_US_PER_IO=$(calc "1e6 * $walls / $ios")
+    echo "$label: $ios I/Os, $events events, ${sim} s simulated; median wall $(fmt "$walls" 4) s of $RUNS"
+    echo "  simulated I/Os per wall-second  $(fmt "$LAST_IOS_PER_S")"
+    echo "  events per wall-second          $(fmt "$(calc "$events / $walls")")"
+    echo "  simulated time / wall time      $(fmt "$(calc "$sim / $walls")" 1)"
+    echo "  wall cost per I/O               $(fmt "$LAST_US_PER_IO" 3) us"
+}
+
+echo "== iopath speed ($(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $RUNS runs per median)"
+echo "   binary: $IOPATH_BIN; single-threaded runs pinned with: ${PIN[*]:-(no taskset)}"
+
+echo
+echo "== 1. engine: Scheduler hold model (criterion, benches/sim.rs)"
+if [[ -z "${SKIP_CRITERION:-}" ]]; then
+    cargo bench --bench sim -- engine/ 2>/dev/null |
+        awk '/^engine\// {name=$1; seen=0} /thrpt:/ && !seen {seen=1; gsub(/[\[\]]/,""); print "  " name ": " $4 " " $5 " events/s (criterion estimate)"}'
+else
+    echo "  skipped (SKIP_CRITERION)"
+fi
+
+echo
+echo "== 2. simulate $SIX ${SIX_ARGS[*]} --runtime 20s"
+sim_stats "6 SSDs" "$SIX" "${SIX_ARGS[@]}" --runtime 20s
+SIX_US=$LAST_US_PER_IO
+SIX_IOPS=$LAST_IOS_PER_S
+
+echo
+echo "== 3. simulate $BIG ${BIG_ARGS[*]}"
+sim_stats "1024 HDDs" "$BIG" "${BIG_ARGS[@]}"
+echo "  per-I/O wall cost, 1024 HDDs / 6 SSDs: $(fmt "$(calc "$LAST_US_PER_IO / $SIX_US")" 2)x (target: at most 3x)"
+
+echo
+echo "== 4. peak RSS of the 6-SSD case against simulated time (median of $RUNS)"
+for rt in 5s 50s; do
+    kb=$(for _ in $(seq "$RUNS"); do peak_rss_kb "$IOPATH_BIN" simulate "$SIX" "${SIX_ARGS[@]}" --runtime "$rt" --json -q; done | median)
+    echo "  --runtime $rt: $(fmt "$kb") KiB"
+done
+kb=$(for _ in $(seq "$RUNS"); do peak_rss_kb "$IOPATH_BIN" simulate "$BIG" "${BIG_ARGS[@]}" --json -q; done | median)
+echo "  (1024 HDDs, ${BIG_ARGS[*]}: $(fmt "$kb") KiB)"
+
+echo
+echo "== 5. sweep $BAYS ${SWEEP_ARGS[*]} (process wall time, median of $RUNS)"
+declare -A SW
+for th in 1 "$(nproc)"; do
+    rows=$(for _ in $(seq "$RUNS"); do
+        RAYON_NUM_THREADS=$th wall "$IOPATH_BIN" sweep "$BAYS" "${SWEEP_ARGS[@]}" --json -q
+    done)
+    SW[$th]=$(awk '{print $1}' <<<"$rows" | median)
+    echo "  RAYON_NUM_THREADS=$th: $(fmt "${SW[$th]}" 3) s, $(fmt "$(awk '{print $2}' <<<"$rows" | median)" 2) CPUs used"
+done
+echo "  speedup on $(nproc) cores: $(fmt "$(calc "${SW[1]} / ${SW[$(nproc)]}")" 2)x (target: at least 1.8x on 2 cores)"
+
+echo
+echo "== 6. SimPy peer of the 6-SSD case (benches/simpy_peer.py), both pinned to one core"
+if [[ -z "${SKIP_SIMPY:-}" ]]; then
+    VENV=target/simpy-venv
+    if [[ ! -x $VENV/bin/python ]]; then "$PY" -m venv "$VENV"; fi
+    "$VENV/bin/python" -c 'import simpy' 2>/dev/null || "$VENV/bin/pip" install -q simpy >&2
+    SIMPY_RT=${SIMPY_RUNTIME:-20}
+    rows=()
+    for _ in $(seq "$RUNS"); do rows+=("$("${PIN[@]}" "$VENV/bin/python" benches/simpy_peer.py --runtime "$SIMPY_RT")"); done
+    read -r s_ios s_mbs s_ver < <(printf '%s\n' "${rows[0]}" | "$PY" -c 'import sys,json; d=json.load(sys.stdin); print(d["ios"], d["mb_s"], d["simpy"])')
+    s_wall=$(printf '%s\n' "${rows[@]}" | "$PY" -c 'import sys,json; [print(json.loads(l)["wall_s"]) for l in sys.stdin]' | median)
+    i_mbs=$("${PIN[@]}" "$IOPATH_BIN" simulate "$SIX" "${SIX_ARGS[@]}" --runtime "${SIMPY_RT}s" --json -q | "$PY" -c 'import sys,json; print(json.load(sys.stdin)["total"]["mb_s"])')
+    s_iops=$(calc "$s_ios / $s_wall")
+    echo "  SimPy $s_ver: $s_ios I/Os in ${SIMPY_RT} s simulated, $(fmt "$s_mbs" 1) MB/s (iopath: $(fmt "$i_mbs" 1) MB/s)"
+    echo "  SimPy median wall $(fmt "$s_wall" 3) s -> $(fmt "$s_iops") simulated I/Os per wall-second"
+    echo "  iopath / SimPy, simulated I/Os per wall-second: $(fmt "$(calc "$SIX_IOPS / $s_iops")" 0)x (target: at least 100x)"
+else
+    echo "  skipped (SKIP_SIMPY)"
+fi
