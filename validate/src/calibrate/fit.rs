@@ -638,3 +638,55 @@ pub fn part_file(r: &FitResult, files: &[String]) -> String {
         "# Written by `iopath fit`; load it with `iopath --parts FILE ...`.\n# Fitted figures override the catalog's for these parts.\n\n{body}"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_specs_parse_and_reject() {
+        let f: FreeSpec = "pm.switch_cost_us=0..50".parse().unwrap();
+        assert_eq!((f.node.as_str(), f.param.as_str(), f.bounds), ("pm", "switch_cost_us", Some((0.0, 50.0))));
+        assert_eq!("hba.lanes".parse::<FreeSpec>().unwrap().bounds, None);
+        for bad in ["hba", ".x", "a.b=1", "a.b=2..1", "a.b=1..1", "a.b=x..2"] {
+            assert!(bad.parse::<FreeSpec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn transforms_stay_in_bounds_and_invert() {
+        let mk = |lo, hi| Free {
+            node: "n".into(),
+            param: "p".into(),
+            part: "q".into(),
+            part_name: "Q".into(),
+            kind: Kind::Controller,
+            nodes: vec!["n".into()],
+            lo,
+            hi,
+            start: 1.0,
+        };
+        for f in [mk(0.05, 1.0), mk(0.0, 1e5), mk(1.0, f64::INFINITY)] {
+            for v in [0.06, 0.5, 0.99, 3.0, 12.0] {
+                if v <= f.lo || v >= f.hi {
+                    continue;
+                }
+                assert!((f.to_v(f.to_x(v)) - v).abs() < 1e-9 * v.max(1.0), "{v} in {}..{}", f.lo, f.hi);
+                let h = 1e-6;
+                let num = (f.to_v(f.to_x(v) + h) - f.to_v(f.to_x(v) - h)) / (2.0 * h);
+                assert!((num - f.slope(f.to_x(v))).abs() < 1e-4 * num.abs().max(1e-9));
+            }
+            for x in [-50.0, -5.0, 0.0, 5.0, 30.0] {
+                let v = f.to_v(x);
+                assert!(v >= f.lo && v <= f.hi, "{x} -> {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn error_stats() {
+        let e = ErrorStats::of(&[110.0, 90.0], &[100.0, 100.0]);
+        assert!((e.mape_pct - 10.0).abs() < 1e-9);
+        assert!((e.rms_log - ((1.1f64.ln().powi(2) + 0.9f64.ln().powi(2)) / 2.0).sqrt()).abs() < 1e-12);
+    }
+}

@@ -529,3 +529,86 @@ fn parse_csv(file: &str, text: &str, topo: &Topology) -> Result<Vec<Point>, Cali
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iopath_model::Catalog;
+
+    const TOPO: &str = r#"
+[host]
+part = "amd-am5"
+[[node]]
+id = "hba"
+part = "asm1166"
+parent = "host"
+[[drive]]
+id = "ssd"
+count = 3
+part = "micron-5300pro-3840"
+parent = "hba"
+dev = "/dev/sdx"
+"#;
+
+    fn topo() -> Topology {
+        Topology::parse("t.toml", TOPO, &Catalog::builtin()).unwrap()
+    }
+
+    #[test]
+    fn csv_points_with_units_sets_and_weights() {
+        let text = "# a comment\nrw,bs,iodepth,active,set,mib_s,weight\nread,128k,1,2,hba.lanes=1,100,2\n\
+                    randread,4k,32,,,\"50\",\n";
+        let p = parse("p.csv", text, &topo(), &LoadOptions::default()).unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[1].label, "p.csv:4");
+        assert!((p[1].observed - 50.0 * 1.048576).abs() < 1e-9, "a quoted cell");
+        assert_eq!(p[1].weight, 1.0);
+        let text = "rw,bs,iodepth,active,set,mib_s,weight\nread,128k,1,2,hba.lanes=1;hba.mps=256,100,2\n";
+        let p = parse("p.csv", text, &topo(), &LoadOptions::default()).unwrap();
+        assert_eq!(p.len(), 1);
+        assert!((p[0].observed - 104.8576).abs() < 1e-9);
+        assert_eq!(p[0].sets.len(), 2);
+        assert_eq!(p[0].weight, 2.0);
+        assert_eq!(p[0].spec.active, Some(2));
+    }
+
+    #[test]
+    fn csv_errors_name_the_line() {
+        for (text, want) in [
+            ("rw,mb_s\nread\n", "1 cells, the header has 2"),
+            ("rw,active,mb_s\nread,9,5\n", "active=9"),
+            ("rw,mb_s\nread,-3\n", "positive"),
+            ("rw,mb_s\nreed,3\n", "rw"),
+            ("rw,set,mb_s\nread,nope.x=1,3\n", "set"),
+        ] {
+            let e = parse("p.csv", text, &topo(), &LoadOptions::default()).unwrap_err().to_string();
+            assert!(e.contains(want) && e.contains("p.csv:2"), "{text:?}: {e}");
+        }
+        let e = parse("p.csv", "rw,bs\nread,1m\n", &topo(), &LoadOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("p.csv:1") && e.contains("mb_s, mib_s or iops"), "{e}");
+    }
+
+    #[test]
+    fn measured_targets_map_to_drives() {
+        let r = serde_json::json!({
+            "kind": "measured", "topology": "x",
+            "workload": { "rw": "read", "bs": 1048576, "iodepth": 8, "numjobs": 1, "rwmixread": 50,
+                          "region": 1.0, "seed": 1, "runtime_s": 5.0,
+                          "targets": [ {"id": "/dev/loop7", "path": "/dev/loop7"},
+                                       {"id": "/dev/sdx", "path": "/dev/sdx"} ] },
+            "total": { "read_mb_s": 10.0, "write_mb_s": 0.0, "mb_s": 10.0, "iops": 10.0,
+                       "lat_us": {"mean": 1.0, "p50": 1.0, "p99": 1.0} },
+            "drives": [], "links": [], "bottleneck": {"id": "", "util": 0.0},
+            "cost": {"events": 0, "ios": 0, "wall_s": 0.0}
+        });
+        let mut o = LoadOptions::default();
+        o.map.insert("/dev/loop7".into(), "ssd2".into());
+        let p = parse("r.json", &r.to_string(), &topo(), &o).unwrap();
+        // --map first, then a drive's dev.
+        assert_eq!(p[0].spec.drives.as_deref(), Some(&["ssd2".to_string(), "ssd0".to_string()][..]));
+        assert_eq!(p[0].spec.bs.as_deref(), Some("1m"));
+        assert_eq!(p[0].runtime_s, Some(5.0));
+        assert!(parse_map(&["a".into()]).is_err());
+        assert!(parse("x.json", "{\"foo\": 1}", &topo(), &o).is_err());
+    }
+}
