@@ -169,6 +169,7 @@ struct DriveStats {
 /// Runs one workload on one topology and reports what the hardware would do.
 pub fn simulate(t: &Topology, w: &Workload, opts: &SimOptions) -> Result<Report, SimError> {
     let mut s = Sim::new(t, w)?;
+    s.wall_start = opts.wall_clock.map(|c| c());
     s.run(opts.cancel);
     let mut r = s.report(t, w);
     if let Some(clock) = opts.wall_clock {
@@ -534,7 +535,13 @@ impl Sim {
         let now = self.sched.now().nanos();
         self.ios[io as usize].start = now;
         let d = self.ios[io as usize].drive as usize;
-        self.sched.at(now + self.drives[d].host_half_ns, Ev::AtPort { io });
+        let dr = &self.drives[d];
+        if dr.pm.is_some_and(|pm| self.pms[pm as usize].cbs) {
+            self.sched.at(now + dr.host_half_ns, Ev::AtPort { io });
+        } else {
+            // Nothing to wait for at the controller: one event to the drive.
+            self.sched.at(now + dr.host_half_ns + dr.fabric_half_ns, Ev::Submitted { io });
+        }
     }
 
     /// The command reaches the controller; under command-based switching it first waits for
@@ -765,7 +772,13 @@ impl Sim {
     fn finish_at_drive(&mut self, io: u32) {
         let now = self.sched.now().nanos();
         let d = self.ios[io as usize].drive as usize;
-        self.sched.at(now + self.drives[d].fabric_half_ns, Ev::DriveDone { io });
+        let dr = &self.drives[d];
+        if self.ios[io as usize].pm.is_some() {
+            self.sched.at(now + dr.fabric_half_ns, Ev::DriveDone { io });
+        } else {
+            // No port multiplier token to hand back: one event to the host.
+            self.sched.at(now + dr.fabric_half_ns + dr.host_half_ns, Ev::Completed { io });
+        }
     }
 
     /// The completion reaches the controller: a CBS port multiplier's upstream is free again,
@@ -819,7 +832,7 @@ impl Sim {
         self.free_ios.push(io);
         let j = &mut self.jobs[job as usize];
         j.outstanding -= 1;
-        self.sched.at(now, Ev::Issue { job });
+        self.issue(job);
     }
 
     /// Brings every active class's head transfer up to now, recomputes max-min rates for the

@@ -27,8 +27,8 @@ pub struct SweepArgs {
     /// Seeds per point; the mean is reported with its spread.
     #[arg(long, default_value_t = 1)]
     pub replications: u32,
-    /// Measured points to overlay on the plot: a report or sweep from `iopath measure`, or a
-    /// CSV with columns x,mb_s[,label] (repeatable).
+    /// Measured points to overlay on the plot: a report or sweep from `iopath measure`, fio
+    /// JSON output, or a CSV with columns x,mb_s[,label] (repeatable).
     #[arg(long, value_name = "FILE")]
     pub measured: Vec<PathBuf>,
     /// Print the sweep as one JSON document.
@@ -120,7 +120,18 @@ pub fn load_measured(path: &Path) -> CliResult<Vec<MeasuredSeries>> {
     if let Ok(r) = serde_json::from_str::<Report>(&text) {
         return Ok(vec![MeasuredSeries { label, points: vec![(r.drives.len() as f64, r.total.mb_s)] }]);
     }
-    Err(CliError::usage(anyhow::anyhow!("{}: not a CSV of x,mb_s, nor a report or sweep from iopath", path.display())))
+    // fio --output-format=json: one point, at x = the number of jobs (drives) it ran.
+    if let Ok(out) = iopath_validate::fio::parse_fio_json(&path.display().to_string(), &text) {
+        let r = iopath_validate::fio::to_report(&out, &Default::default(), "fio");
+        return Ok(vec![MeasuredSeries {
+            label: format!("{label} (fio)"),
+            points: vec![(r.drives.len() as f64, r.total.mb_s)],
+        }]);
+    }
+    Err(CliError::usage(anyhow::anyhow!(
+        "{}: not a CSV of x,mb_s, a report or sweep from iopath, nor fio JSON output",
+        path.display()
+    )))
 }
 
 pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
