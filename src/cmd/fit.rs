@@ -107,6 +107,30 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
             if f.nodes.len() > 1 {
                 eprintln!("note: {} is set on every node of part {}: {}", f.name(), f.part, f.nodes.join(", "));
             }
+            let raw = base.raw();
+            let mut set_in_file: Vec<String> = Vec::new();
+            if f.nodes.iter().any(|n| n == "host")
+                && raw.host.as_ref().is_some_and(|h| h.params.contains_key(f.param.as_str()))
+            {
+                set_in_file.push("host".into());
+            }
+            for n in
+                raw.node.iter().filter(|n| f.nodes.contains(n.id.get_ref()) && n.params.contains_key(f.param.as_str()))
+            {
+                set_in_file.push(n.id.get_ref().clone());
+            }
+            for d in raw.drive.iter().filter(|d| d.part.get_ref() == &f.part && d.params.contains_key(f.param.as_str()))
+            {
+                set_in_file.push(d.id.get_ref().clone());
+            }
+            if !set_in_file.is_empty() {
+                eprintln!(
+                    "note: {} sets {} in its params in {}; those params win over --parts files, so remove them to use the fitted value",
+                    set_in_file.join(", "),
+                    f.param,
+                    a.topology.display()
+                );
+            }
             if base.raw().part.iter().any(|p| p.id == f.part) {
                 eprintln!(
                     "note: part {} is defined in {}; its [[part]] there wins over --parts files, so copy the fitted {} into it",

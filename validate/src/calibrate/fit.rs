@@ -557,6 +557,15 @@ pub fn fit(
             }
         })
         .collect();
+    let termination = if matches!(report.termination, levenberg_marquardt::TerminationReason::User(_)) {
+        warnings.push(format!(
+            "stopped after {} evaluations without converging; raise --max-evaluations to go on",
+            opts.max_evaluations.max(2)
+        ));
+        "evaluation budget spent".to_string()
+    } else {
+        format!("{:?}", report.termination)
+    };
     let obs: Vec<f64> = points.iter().map(|p| p.observed).collect();
     let pts = points
         .iter()
@@ -582,7 +591,7 @@ pub fn fit(
         warnings,
         evaluations: report.number_of_evaluations,
         simulations: prob.simulations.load(Ordering::Relaxed),
-        termination: format!("{:?}", report.termination),
+        termination,
     })
 }
 
