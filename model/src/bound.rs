@@ -58,6 +58,11 @@ pub struct MaxMin {
 }
 
 impl MaxMin {
+    /// The rates of the last solve, by flow.
+    pub fn rates(&self) -> &[f64] {
+        &self.rates
+    }
+
     pub fn new(n_res: usize) -> MaxMin {
         MaxMin { local_of: vec![u32::MAX; n_res], ..Default::default() }
     }

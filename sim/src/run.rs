@@ -224,18 +224,17 @@ struct Sim {
     classes: Vec<Class>,
     drives: Vec<DriveSt>,
     pms: Vec<PmSt>,
-    dirty: bool,
-    /// Classes moving data, and each class's index in that list (u32::MAX when idle).
-    active: Vec<u32>,
-    /// Working memory of the max-min allocation.
-    maxmin: MaxMin,
+    /// Classes that share no resource cannot change each other's rates: each connected group
+    /// (a component, e.g. one HBA's subtree) is reallocated on its own.
+    comps: Vec<Comp>,
+    comp_of: Vec<u32>,
+    /// Components whose set of moving classes changed since their last allocation.
+    dirty: Vec<u32>,
+    /// Each class's index in its component's `active` list (u32::MAX when idle).
     active_pos: Vec<u32>,
-    /// Resources with a non-zero load.
-    loaded: Vec<usize>,
     /// Current load of each resource (sum of rate x cost) and its integral over the window.
     load: Vec<f64>,
     util_ns: Vec<f64>,
-    last_alloc: u64,
     win_start: u64,
     win_end: u64,
     time_based: bool,
@@ -399,6 +398,7 @@ impl Sim {
         }
         let n_res = graph.resources.len();
         let n_classes = classes.len();
+        let (comp_of, n_comps) = components(&classes, n_res);
         let (win_start, win_end) = if coverage { (0, u64::MAX) } else { (ramp_ns, ramp_ns + runtime_ns) };
         Ok(Sim {
             sched: Scheduler::default(),
@@ -409,14 +409,12 @@ impl Sim {
             classes,
             drives,
             pms,
-            dirty: false,
-            active: Vec::new(),
-            maxmin: MaxMin::new(n_res),
-            loaded: Vec::new(),
+            comps: (0..n_comps).map(|_| Comp { maxmin: MaxMin::new(n_res), ..Default::default() }).collect(),
+            comp_of,
+            dirty: Vec::new(),
             active_pos: vec![u32::MAX; n_classes],
             load: vec![0.0; n_res],
             util_ns: vec![0.0; n_res],
-            last_alloc: 0,
             win_start,
             win_end,
             time_based: !coverage,
@@ -442,7 +440,7 @@ impl Sim {
                 Next::Event(ev) => self.handle(ev),
                 Next::Timer(class) => self.xfer_done(class as u32),
             }
-            if self.dirty {
+            if !self.dirty.is_empty() {
                 self.reallocate();
             }
             if self.sched.processed() & 0xFFFF == 0 && cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
@@ -455,9 +453,11 @@ impl Sim {
         } else {
             self.sched.now().nanos()
         };
-        self.integrate(end);
-        for &c in &self.active {
-            account(&mut self.classes[c as usize], end, self.win_start, self.win_end);
+        for k in 0..self.comps.len() {
+            self.integrate(k, end);
+            for &c in &self.comps[k].active {
+                account(&mut self.classes[c as usize], end, self.win_start, self.win_end);
+            }
         }
         if !self.time_based {
             self.win_end = end;
@@ -706,10 +706,11 @@ impl Sim {
         let was_idle = self.classes[c].fifo.is_empty();
         self.classes[c].fifo.push_back((io, len));
         if was_idle {
-            self.active_pos[c] = self.active.len() as u32;
-            self.active.push(c as u32);
+            let k = self.comp_of[c] as usize;
+            self.active_pos[c] = self.comps[k].active.len() as u32;
+            self.comps[k].active.push(c as u32);
             self.classes[c].acc_t = self.sched.now().nanos();
-            self.dirty = true;
+            self.mark_dirty(k);
         }
     }
 
@@ -738,13 +739,14 @@ impl Sim {
             // The class stops moving data: the others take its share.
             cl.rate = 0.0;
             cl.version += 1;
+            let k = self.comp_of[c as usize] as usize;
             let pos = self.active_pos[c as usize] as usize;
-            self.active.swap_remove(pos);
-            if let Some(&moved) = self.active.get(pos) {
+            self.comps[k].active.swap_remove(pos);
+            if let Some(&moved) = self.comps[k].active.get(pos) {
                 self.active_pos[moved as usize] = pos as u32;
             }
             self.active_pos[c as usize] = u32::MAX;
-            self.dirty = true;
+            self.mark_dirty(k);
         }
         let x = &self.ios[io as usize];
         match x.stage {
@@ -835,14 +837,32 @@ impl Sim {
         self.issue(job);
     }
 
-    /// Brings every active class's head transfer up to now, recomputes max-min rates for the
-    /// classes that are moving data, and reschedules their head completions.
+    fn mark_dirty(&mut self, k: usize) {
+        if !self.comps[k].dirty {
+            self.comps[k].dirty = true;
+            self.dirty.push(k as u32);
+        }
+    }
+
+    /// For each component whose moving classes changed: brings its active classes' head
+    /// transfers up to now, recomputes their max-min rates, and reschedules the head
+    /// completions whose rate changed.
     fn reallocate(&mut self) {
-        self.dirty = false;
         let now = self.sched.now().nanos();
-        self.integrate(now);
+        let dirty = std::mem::take(&mut self.dirty);
+        for &k in &dirty {
+            self.reallocate_component(k as usize, now);
+        }
+        self.dirty = dirty;
+        self.dirty.clear();
+    }
+
+    fn reallocate_component(&mut self, k: usize, now: u64) {
+        self.comps[k].dirty = false;
+        self.integrate(k, now);
         let (ws, we) = (self.win_start, self.win_end);
-        for &c in &self.active {
+        let comp = &mut self.comps[k];
+        for &c in &comp.active {
             let cl = &mut self.classes[c as usize];
             account(cl, now, ws, we);
             let dt = (now - cl.last) as f64 * 1e-9;
@@ -851,23 +871,22 @@ impl Sim {
             }
             cl.last = now;
         }
-        let flows: Vec<&[Cost]> = self.active.iter().map(|&c| self.classes[c as usize].costs.as_slice()).collect();
-        let rates = self.maxmin.solve(&flows, &[]).to_vec();
+        let flows: Vec<&[Cost]> = comp.active.iter().map(|&c| self.classes[c as usize].costs.as_slice()).collect();
+        comp.maxmin.solve(&flows, &[]);
         drop(flows);
         // Resource loads: only those the previous or this allocation touched can be non-zero.
-        for &r in &self.loaded {
+        for &r in &comp.loaded {
             self.load[r] = 0.0;
         }
-        self.loaded.clear();
-        for (k, &r) in self.maxmin.res.iter().enumerate() {
-            self.load[r] = self.maxmin.used[k];
-            self.loaded.push(r);
+        comp.loaded.clear();
+        for (i, &r) in comp.maxmin.res.iter().enumerate() {
+            self.load[r] = comp.maxmin.used[i];
+            comp.loaded.push(r);
         }
-        let a = Rates { rates };
-        for (k, &c) in self.active.iter().enumerate() {
+        for (i, &c) in comp.active.iter().enumerate() {
             let cl = &mut self.classes[c as usize];
             // A class that crosses no modelled resource moves its data at once.
-            let rate = if cl.costs.is_empty() { f64::INFINITY } else { a.rates[k] };
+            let rate = if cl.costs.is_empty() { f64::INFINITY } else { comp.maxmin.rates()[i] };
             if rate == cl.rate && cl.version > 0 {
                 continue; // its head's completion is already scheduled at this rate
             }
@@ -885,17 +904,19 @@ impl Sim {
         }
     }
 
-    /// Adds the resources' busy time since the last allocation, clipped to the window.
-    fn integrate(&mut self, now: u64) {
-        let a = self.last_alloc.max(self.win_start);
+    /// Adds a component's resources' busy time since its last allocation, clipped to the
+    /// measured window.
+    fn integrate(&mut self, k: usize, now: u64) {
+        let comp = &mut self.comps[k];
+        let a = comp.last.max(self.win_start);
         let b = now.min(self.win_end);
         if b > a {
             let dt = (b - a) as f64;
-            for &r in &self.loaded {
+            for &r in &comp.loaded {
                 self.util_ns[r] += self.load[r].min(1.0) * dt;
             }
         }
-        self.last_alloc = now;
+        comp.last = now;
     }
 
     fn report(&self, t: &Topology, w: &Workload) -> Report {
@@ -999,8 +1020,56 @@ impl Sim {
     }
 }
 
-struct Rates {
-    rates: Vec<f64>,
+/// A group of classes linked by shared resources.
+#[derive(Default)]
+struct Comp {
+    /// Classes moving data.
+    active: Vec<u32>,
+    /// Resources this component's last allocation loaded.
+    loaded: Vec<usize>,
+    /// Time up to which `loaded` is integrated into utilization.
+    last: u64,
+    dirty: bool,
+    maxmin: MaxMin,
+}
+
+/// Groups classes that share any resource (union-find over resources).
+fn components(classes: &[Class], n_res: usize) -> (Vec<u32>, usize) {
+    let n = classes.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    let mut first = vec![usize::MAX; n_res];
+    for (c, cl) in classes.iter().enumerate() {
+        for cost in &cl.costs {
+            match first[cost.resource] {
+                usize::MAX => first[cost.resource] = c,
+                o => {
+                    let (a, b) = (find(&mut parent, c), find(&mut parent, o));
+                    if a != b {
+                        parent[a.max(b)] = a.min(b);
+                    }
+                }
+            }
+        }
+    }
+    let mut id = vec![u32::MAX; n];
+    let mut comp_of = vec![0u32; n];
+    let mut count = 0;
+    for (c, slot) in comp_of.iter_mut().enumerate() {
+        let r = find(&mut parent, c);
+        if id[r] == u32::MAX {
+            id[r] = count;
+            count += 1;
+        }
+        *slot = id[r];
+    }
+    (comp_of, count as usize)
 }
 
 /// Adds what a class moved since it was last accounted, clipped to the measured window.
