@@ -161,9 +161,15 @@ pub fn sweep(
             combos.into_iter().flat_map(|c| a.values.iter().map(move |v| [c.clone(), vec![(a, v)]].concat())).collect();
     }
     let cancelled = AtomicBool::new(false);
-    let points: Vec<SweepPoint> = combos
+    // Start the costliest points first (largest first balances two or more workers best);
+    // results are put back in point order, so the output does not depend on scheduling.
+    let mut order: Vec<usize> = (0..combos.len()).collect();
+    order.sort_by(|&a, &b| cost_hint(&combos[b]).total_cmp(&cost_hint(&combos[a])).then(a.cmp(&b)));
+    let mut done: Vec<(usize, SweepPoint)> = order
         .par_iter()
-        .map(|c| {
+        .with_max_len(1)
+        .map(|&i| (i, &combos[i]))
+        .map(|(i, c)| {
             let stop = opts.cancel.is_some_and(|x| x.load(Ordering::Relaxed));
             let result =
                 if stop { Err("not run: interrupted".to_string()) } else { run_point(t, base, c, replications, opts) };
@@ -180,23 +186,40 @@ pub fn sweep(
                 }
                 Err(e) => (None, None, Some(e)),
             };
-            SweepPoint {
-                param: c.first().map(|(a, _)| a.param.clone()).unwrap_or_default(),
-                value: c.first().map(|(_, v)| json_value(v)).unwrap_or_default(),
-                param2: c.get(1).map(|(a, _)| a.param.clone()),
-                value2: c.get(1).map(|(_, v)| json_value(v)),
-                report,
-                error,
-                bound_mb_s,
-            }
+            (
+                i,
+                SweepPoint {
+                    param: c.first().map(|(a, _)| a.param.clone()).unwrap_or_default(),
+                    value: c.first().map(|(_, v)| json_value(v)).unwrap_or_default(),
+                    param2: c.get(1).map(|(a, _)| a.param.clone()),
+                    value2: c.get(1).map(|(_, v)| json_value(v)),
+                    report,
+                    error,
+                    bound_mb_s,
+                },
+            )
         })
         .collect();
+    done.sort_by_key(|(i, _)| *i);
+    let points: Vec<SweepPoint> = done.into_iter().map(|(_, p)| p).collect();
     Sweep {
         schema_version: iopath_model::report::SCHEMA_VERSION,
         topology: t.name.clone(),
         points,
         partial: cancelled.load(Ordering::Relaxed),
     }
+}
+
+/// A rough relative cost of a point: more active drives, deeper queues and smaller blocks
+/// mean more events. Only the order of starting points depends on it, never a result.
+fn cost_hint(c: &[(&Axis, &String)]) -> f64 {
+    c.iter()
+        .map(|(a, v)| match a.param.as_str() {
+            "active" | "iodepth" | "numjobs" => v.parse::<f64>().unwrap_or(1.0).max(1.0),
+            "bs" => iopath_model::units::parse_size(v).map(|b| 1.0 / b.as_f64().max(512.0)).unwrap_or(1.0),
+            _ => 1.0,
+        })
+        .product()
 }
 
 /// Runs a workload with `n` seeds (`seed`, `seed+1`, ...) in parallel and reports the mean,
