@@ -19,15 +19,15 @@ enum Item<E> {
     Timer { key: usize, version: u32 },
 }
 
+/// `key` is `time << 64 | seq`: one integer comparison orders by time, then FIFO.
 struct Entry<E> {
-    time: u64,
-    seq: u64,
+    key: u128,
     item: Item<E>,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
+        self.key == o.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -39,7 +39,7 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     /// Reversed, so the max-heap pops the earliest (time, seq) first.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.time.cmp(&self.time).then(o.seq.cmp(&self.seq))
+        o.key.cmp(&self.key)
     }
 }
 
@@ -88,13 +88,14 @@ impl<E> Scheduler<E> {
     fn push(&mut self, time_ns: u64, item: Item<E>) {
         let time = time_ns.max(self.now);
         self.seq += 1;
-        self.queue.push(Entry { time, seq: self.seq, item });
+        self.queue.push(Entry { key: (u128::from(time) << 64) | u128::from(self.seq), item });
     }
 
     /// Pops the next event or live timer, whichever is due first, and advances the clock.
     pub fn pop(&mut self) -> Option<Next<E>> {
         loop {
-            let Entry { time, item, .. } = self.queue.pop()?;
+            let Entry { key, item } = self.queue.pop()?;
+            let time = (key >> 64) as u64;
             match item {
                 Item::Event(e) => {
                     self.now = time;
