@@ -176,13 +176,15 @@ fn z87_extreme6_ssd_on_each_controller() {
 
 #[test]
 fn z87_extreme6_hdd_whole_surface_on_each_controller() {
-    // No runtime: a sequential job reads (writes) its whole region once, as the published
-    // benchmark averaged over the whole surface.
+    // No runtime and --region 100%: a sequential job reads (writes) its whole region once,
+    // as the published benchmark averaged over the whole surface.
     let t = topo("z87-extreme6.toml", &[]);
     let mut c = Checks::default();
     for (drive, read, write) in z87_points("hdd") {
         for (rw, published) in [("read", read), ("write", write)] {
-            let r = sim(&t, WorkloadSpec { drives: Some(vec![drive.clone()]), ..ws(rw, "1m", 4) }, 1);
+            let spec =
+                WorkloadSpec { drives: Some(vec![drive.clone()]), region: Some("100%".into()), ..ws(rw, "1m", 4) };
+            let r = sim(&t, spec, 1);
             c.rel(&format!("z87 {drive} {rw}, whole surface [MB/s]"), r.total.mb_s, published, 0.03);
         }
     }

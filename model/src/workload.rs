@@ -116,7 +116,12 @@ pub struct Workload {
     pub rwmixread: u8,
     /// Fraction of each drive, from its start, that I/O touches (0, 1].
     pub region: f64,
-    /// Measured time; `None`: a sequential job covers its region once, others run a default.
+    /// Whether `region` was given explicitly: then a sequential job without a runtime covers
+    /// its region once (a whole-surface read with `--region 100%`).
+    #[serde(default)]
+    pub region_given: bool,
+    /// Measured time; `None`: a sequential job with an explicit region covers it once,
+    /// others run a default time.
     pub runtime: Option<SimDuration>,
     /// Warm-up before measuring.
     pub ramp: Option<SimDuration>,
@@ -136,6 +141,7 @@ impl Default for Workload {
             numjobs: 1,
             rwmixread: 50,
             region: 1.0,
+            region_given: false,
             runtime: None,
             ramp: None,
             targets: Targets::All,
@@ -231,7 +237,10 @@ impl WorkloadSpec {
         }
         if let Some(r) = &self.region {
             match parse_fraction(r) {
-                Ok(f) => w.region = f,
+                Ok(f) => {
+                    w.region = f;
+                    w.region_given = true;
+                }
                 Err(err) => e("region", err.to_string()),
             }
         }

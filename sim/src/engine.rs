@@ -14,15 +14,10 @@ pub enum Next<E> {
     Timer(usize),
 }
 
-enum Item<E> {
-    Event(E),
-    Timer { key: usize, version: u32 },
-}
-
 /// `key` is `time << 64 | seq`: one integer comparison orders by time, then FIFO.
 struct Entry<E> {
     key: u128,
-    item: Item<E>,
+    event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
@@ -43,9 +38,10 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-/// A clock, a queue of future events, and keyed timers that can be moved or cancelled, for
-/// things whose due time keeps changing (the completion of a transfer whose rate is
-/// recomputed). A moved timer leaves its old entry behind, skipped when it surfaces.
+/// A clock, a queue of future events, and keyed timers whose due time can be moved in
+/// place (an indexed binary heap), for things whose due time keeps changing, such as the
+/// completion of a transfer whose rate is recomputed: moving a timer leaves no stale entry
+/// behind. Events and timers share one `(time, seq)` order.
 pub struct Scheduler<E> {
     now: u64,
     seq: u64,
@@ -53,8 +49,10 @@ pub struct Scheduler<E> {
     /// tens of thousands of I/Os are in flight.
     queue: dary_heap::QuaternaryHeap<Entry<E>>,
     processed: u64,
-    timer_version: Vec<u32>,
-    timers_set: usize,
+    /// Timer heap of (key = time << 64 | seq, timer id), min at index 0.
+    timers: Vec<(u128, usize)>,
+    /// Position of each timer id in `timers`, or usize::MAX when not set.
+    timer_pos: Vec<usize>,
 }
 
 impl<E> Default for Scheduler<E> {
@@ -64,8 +62,8 @@ impl<E> Default for Scheduler<E> {
             seq: 0,
             queue: dary_heap::QuaternaryHeap::with_capacity(1024),
             processed: 0,
-            timer_version: Vec::new(),
-            timers_set: 0,
+            timers: Vec::new(),
+            timer_pos: Vec::new(),
         }
     }
 }
@@ -80,39 +78,38 @@ impl<E> Scheduler<E> {
         self.at(self.now().nanos().saturating_add(delay.nanos()), event);
     }
 
-    /// Schedules `event` at an absolute time in nanoseconds (never in the past).
-    pub fn at(&mut self, time_ns: u64, event: E) {
-        self.push(time_ns, Item::Event(event));
-    }
-
-    fn push(&mut self, time_ns: u64, item: Item<E>) {
+    fn next_key(&mut self, time_ns: u64) -> u128 {
         let time = time_ns.max(self.now);
         self.seq += 1;
-        self.queue.push(Entry { key: (u128::from(time) << 64) | u128::from(self.seq), item });
+        (u128::from(time) << 64) | u128::from(self.seq)
     }
 
-    /// Pops the next event or live timer, whichever is due first, and advances the clock.
+    /// Schedules `event` at an absolute time in nanoseconds (never in the past).
+    pub fn at(&mut self, time_ns: u64, event: E) {
+        let key = self.next_key(time_ns);
+        self.queue.push(Entry { key, event });
+    }
+
+    /// Pops the next event or timer, whichever is due first, and advances the clock to it.
     pub fn pop(&mut self) -> Option<Next<E>> {
-        loop {
-            let Entry { key, item } = self.queue.pop()?;
-            let time = (key >> 64) as u64;
-            match item {
-                Item::Event(e) => {
-                    self.now = time;
-                    self.processed += 1;
-                    return Some(Next::Event(e));
-                }
-                Item::Timer { key, version } => {
-                    if self.timer_version.get(key) != Some(&version) {
-                        continue; // moved or cancelled since
-                    }
-                    self.timer_version[key] = version.wrapping_add(1) & !(1 << 31);
-                    self.timers_set -= 1;
-                    self.now = time;
-                    self.processed += 1;
-                    return Some(Next::Timer(key));
-                }
-            }
+        let t = self.timers.first().map(|&(k, _)| k);
+        let e = self.queue.peek().map(|e| e.key);
+        let take_timer = match (t, e) {
+            (None, None) => return None,
+            (Some(t), Some(e)) => t < e,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+        };
+        self.processed += 1;
+        if take_timer {
+            let (key, id) = self.timers[0];
+            self.remove_timer_at(0);
+            self.now = (key >> 64) as u64;
+            Some(Next::Timer(id))
+        } else {
+            let Entry { key, event } = self.queue.pop()?;
+            self.now = (key >> 64) as u64;
+            Some(Next::Event(event))
         }
     }
 
@@ -126,29 +123,85 @@ impl<E> Scheduler<E> {
         }
     }
 
-    /// Sets (or moves) timer `key` to fire at `time_ns` (never in the past).
-    pub fn set_timer(&mut self, key: usize, time_ns: u64) {
-        if key >= self.timer_version.len() {
-            self.timer_version.resize(key + 1, 0);
+    /// Sets (or moves) timer `id` to fire at `time_ns` (never in the past).
+    pub fn set_timer(&mut self, id: usize, time_ns: u64) {
+        let key = self.next_key(time_ns);
+        if id >= self.timer_pos.len() {
+            self.timer_pos.resize(id + 1, usize::MAX);
         }
-        // Versions of live timers have the top bit set; firing or cancelling clears it.
-        let v = self.timer_version[key];
-        if v & (1 << 31) == 0 {
-            self.timers_set += 1;
+        match self.timer_pos[id] {
+            usize::MAX => {
+                self.timers.push((key, id));
+                let i = self.timers.len() - 1;
+                self.timer_pos[id] = i;
+                self.sift_up(i);
+            }
+            i => {
+                self.timers[i].0 = key;
+                let i = self.sift_up(i);
+                self.sift_down(i);
+            }
         }
-        let version = (v.wrapping_add(1) & !(1 << 31)) | (1 << 31);
-        self.timer_version[key] = version;
-        self.push(time_ns, Item::Timer { key, version });
     }
 
-    /// Cancels timer `key` if it is set.
-    pub fn cancel_timer(&mut self, key: usize) {
-        if let Some(v) = self.timer_version.get_mut(key)
-            && *v & (1 << 31) != 0
+    /// Cancels timer `id` if it is set.
+    pub fn cancel_timer(&mut self, id: usize) {
+        if let Some(&i) = self.timer_pos.get(id)
+            && i != usize::MAX
         {
-            *v = v.wrapping_add(1) & !(1 << 31);
-            self.timers_set -= 1;
+            self.remove_timer_at(i);
         }
+    }
+
+    fn remove_timer_at(&mut self, i: usize) {
+        let id = self.timers[i].1;
+        let last = self.timers.len() - 1;
+        self.timers.swap(i, last);
+        self.timers.pop();
+        self.timer_pos[id] = usize::MAX;
+        if i < self.timers.len() {
+            self.timer_pos[self.timers[i].1] = i;
+            let i = self.sift_up(i);
+            self.sift_down(i);
+        }
+    }
+
+    fn sift_up(&mut self, mut i: usize) -> usize {
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if self.timers[i].0 < self.timers[p].0 {
+                self.swap_timers(i, p);
+                i = p;
+            } else {
+                break;
+            }
+        }
+        i
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.timers.len();
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut m = i;
+            if l < n && self.timers[l].0 < self.timers[m].0 {
+                m = l;
+            }
+            if r < n && self.timers[r].0 < self.timers[m].0 {
+                m = r;
+            }
+            if m == i {
+                break;
+            }
+            self.swap_timers(i, m);
+            i = m;
+        }
+    }
+
+    fn swap_timers(&mut self, a: usize, b: usize) {
+        self.timers.swap(a, b);
+        self.timer_pos[self.timers[a].1] = a;
+        self.timer_pos[self.timers[b].1] = b;
     }
 
     /// Events processed so far.
@@ -156,9 +209,9 @@ impl<E> Scheduler<E> {
         self.processed
     }
 
-    /// Queued entries, including superseded timer entries not yet skipped.
+    /// Queued events and set timers.
     pub fn pending(&self) -> usize {
-        self.queue.len()
+        self.queue.len() + self.timers.len()
     }
 }
 

@@ -232,6 +232,10 @@ struct Sim {
     dirty: Vec<u32>,
     /// Each class's index in its component's `active` list (u32::MAX when idle).
     active_pos: Vec<u32>,
+    /// Moving classes using each resource.
+    res_active: Vec<u32>,
+    /// Whether a resource is in its component's `loaded` list.
+    is_loaded: Vec<bool>,
     /// Current load of each resource (sum of rate x cost) and its integral over the window.
     load: Vec<f64>,
     util_ns: Vec<f64>,
@@ -251,7 +255,8 @@ impl Sim {
         let bs = w.bs.get() as f64;
         let any_hdd = targets.iter().any(|&d| t.nodes[d].text("class") == Some("hdd"));
         let sequential = !w.rw.is_random();
-        let coverage = w.runtime.is_none() && sequential;
+        // Without a runtime, a sequential job given a region reads (writes) it once.
+        let coverage = w.runtime.is_none() && sequential && w.region_given;
         let runtime_ns = match w.runtime {
             Some(r) => r.nanos(),
             None => {
@@ -413,6 +418,8 @@ impl Sim {
             comp_of,
             dirty: Vec::new(),
             active_pos: vec![u32::MAX; n_classes],
+            res_active: vec![0; n_res],
+            is_loaded: vec![false; n_res],
             load: vec![0.0; n_res],
             util_ns: vec![0.0; n_res],
             win_start,
@@ -709,8 +716,15 @@ impl Sim {
             let k = self.comp_of[c] as usize;
             self.active_pos[c] = self.comps[k].active.len() as u32;
             self.comps[k].active.push(c as u32);
-            self.classes[c].acc_t = self.sched.now().nanos();
-            self.mark_dirty(k);
+            let now = self.sched.now().nanos();
+            self.classes[c].acc_t = now;
+            self.classes[c].last = now;
+            for cost in &self.classes[c].costs {
+                self.res_active[cost.resource] += 1;
+            }
+            if !self.try_join(c, k, now) {
+                self.mark_dirty(k);
+            }
         }
     }
 
@@ -737,6 +751,7 @@ impl Sim {
             self.sched.set_timer(c as usize, now + dt.max(1));
         } else {
             // The class stops moving data: the others take its share.
+            let old_rate = cl.rate;
             cl.rate = 0.0;
             cl.version += 1;
             let k = self.comp_of[c as usize] as usize;
@@ -746,7 +761,12 @@ impl Sim {
                 self.active_pos[moved as usize] = pos as u32;
             }
             self.active_pos[c as usize] = u32::MAX;
-            self.mark_dirty(k);
+            for cost in &self.classes[c as usize].costs {
+                self.res_active[cost.resource] -= 1;
+            }
+            if !self.try_leave(c as usize, k, old_rate, now) {
+                self.mark_dirty(k);
+            }
         }
         let x = &self.ios[io as usize];
         match x.stage {
@@ -837,6 +857,64 @@ impl Sim {
         self.issue(job);
     }
 
+    /// A class starts moving data. If it touches no full shared resource and what stops it
+    /// is a resource no other moving class uses (its own media or link, typically), the
+    /// max-min allocation of everyone else is unchanged: give it the leftover and stop there.
+    /// Otherwise the component needs a full reallocation (returns false).
+    fn try_join(&mut self, c: usize, k: usize, now: u64) -> bool {
+        if self.comps[k].dirty || self.classes[c].costs.is_empty() {
+            return false;
+        }
+        let mut rate = f64::INFINITY;
+        for cost in &self.classes[c].costs {
+            if cost.s_per_byte > 0.0 {
+                rate = rate.min((1.0 - self.load[cost.resource]).max(0.0) / cost.s_per_byte);
+            }
+        }
+        if !(rate.is_finite() && rate > 0.0) {
+            return false;
+        }
+        // Every resource this rate fills must be the class's alone.
+        for cost in &self.classes[c].costs {
+            let headroom = (1.0 - self.load[cost.resource]).max(0.0) / cost.s_per_byte;
+            if cost.s_per_byte > 0.0 && headroom <= rate * (1.0 + 1e-9) && self.res_active[cost.resource] > 1 {
+                return false;
+            }
+        }
+        self.integrate(k, now);
+        for cost in &self.classes[c].costs {
+            self.load[cost.resource] += rate * cost.s_per_byte;
+            if !self.is_loaded[cost.resource] {
+                self.is_loaded[cost.resource] = true;
+                self.comps[k].loaded.push(cost.resource);
+            }
+        }
+        let cl = &mut self.classes[c];
+        cl.rate = rate;
+        cl.version += 1;
+        let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
+        self.sched.set_timer(c, now.saturating_add(((rem / rate * 1e9).ceil() as u64).max(1)));
+        true
+    }
+
+    /// A class stops moving data. If no resource it used is both full and used by another
+    /// moving class, nobody else was held back by it: release its load and stop there.
+    fn try_leave(&mut self, c: usize, k: usize, old_rate: f64, now: u64) -> bool {
+        if self.comps[k].dirty || !old_rate.is_finite() {
+            return false;
+        }
+        for cost in &self.classes[c].costs {
+            if self.res_active[cost.resource] > 0 && self.load[cost.resource] >= 1.0 - 1e-9 {
+                return false;
+            }
+        }
+        self.integrate(k, now);
+        for cost in &self.classes[c].costs {
+            self.load[cost.resource] = (self.load[cost.resource] - old_rate * cost.s_per_byte).max(0.0);
+        }
+        true
+    }
+
     fn mark_dirty(&mut self, k: usize) {
         if !self.comps[k].dirty {
             self.comps[k].dirty = true;
@@ -877,10 +955,12 @@ impl Sim {
         // Resource loads: only those the previous or this allocation touched can be non-zero.
         for &r in &comp.loaded {
             self.load[r] = 0.0;
+            self.is_loaded[r] = false;
         }
         comp.loaded.clear();
         for (i, &r) in comp.maxmin.res.iter().enumerate() {
             self.load[r] = comp.maxmin.used[i];
+            self.is_loaded[r] = true;
             comp.loaded.push(r);
         }
         for (i, &c) in comp.active.iter().enumerate() {

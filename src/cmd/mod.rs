@@ -165,7 +165,8 @@ pub struct WorkloadArgs {
     /// Part of each drive that I/O touches, from its start ("10%")
     #[arg(long, help_heading = "Workload")]
     pub region: Option<String>,
-    /// Measured time ("20s"); default: sequential jobs cover their region once, others run 5s
+    /// Measured time ("20s"). Default: a sequential job given --region covers it once (a
+    /// whole-surface read with --region 100%); otherwise 2 s on SSDs, 20 s with HDDs
     #[arg(long, help_heading = "Workload")]
     pub runtime: Option<String>,
     /// Warm-up time before measuring ("1s")
