@@ -187,6 +187,19 @@ impl WriteBack {
         if need <= p { t } else { t + (need - p) / self.rate * 1e9 }
     }
 
+    /// The media is busy elsewhere from `t` for `ns`: a backlog in the cache drains that
+    /// much later (a cache with nothing to write is unaffected).
+    pub fn pause(&mut self, t: f64, ns: f64) {
+        if !self.active {
+            return;
+        }
+        let p = (self.origin + (t - self.origin_t).max(0.0) * self.rate * 1e-9).min(self.accepted);
+        if p < self.accepted {
+            self.origin = p;
+            self.origin_t = t + ns;
+        }
+    }
+
     /// Time the media still needs to write what the cache holds at time `t` [ns].
     pub fn backlog_ns(&self, g: &HddGeometry, t: f64) -> f64 {
         if !self.active {

@@ -594,6 +594,8 @@ impl Sim {
             match stage {
                 Stage::Read if h.ra.hits(&h.geo, offset) => {
                     let ready = h.ra.request(&h.geo, offset, len, now as f64);
+                    // The media reads this instead of writing back cached data.
+                    h.wb.pause(now as f64, len / h.geo.rate_at(offset) * 1e9);
                     h.busy_ns += len / h.geo.rate_at(offset) * 1e9;
                     self.sched.at(ready.ceil() as u64, Ev::DataReady { io });
                 }
@@ -648,6 +650,7 @@ impl Sim {
             if is_read && h.ra.hits(&h.geo, x.offset) {
                 h.queue.remove(k);
                 let ready = h.ra.request(&h.geo, x.offset, x.len, now);
+                h.wb.pause(now, x.len / h.geo.rate_at(x.offset) * 1e9);
                 h.busy_ns += x.len / h.geo.rate_at(x.offset) * 1e9;
                 self.sched.at(ready.ceil() as u64, Ev::DataReady { io });
             } else if !is_read && h.wb.hits(&h.geo, x.offset) {
@@ -675,10 +678,10 @@ impl Sim {
         let (io, is_read) = h.queue.remove(best);
         let x = &ios[io as usize];
         let rate = h.geo.rate_at(x.offset) * if is_read { 1.0 } else { h.geo.write_eff };
-        // Writes still in the cache go to the media before the head moves away.
-        let flush = h.wb.backlog_ns(&h.geo, now);
-        h.wb.active = false;
-        let service = flush + best_t + x.len / rate * 1e9;
+        let service = best_t + x.len / rate * 1e9;
+        // Writes still in the cache wait while the head serves this command elsewhere, and
+        // for the seek back: the backlog is neither lost nor allowed to block the command.
+        h.wb.pause(now, service + best_t);
         h.busy = true;
         h.current = Some((io, is_read));
         h.busy_ns += service;
@@ -698,7 +701,9 @@ impl Sim {
             h.ra.start(&h.geo, end, now);
             self.start_transfer(io);
         } else {
-            h.wb.start(&h.geo, end, now);
+            // A new write stream starts here; what the cache still held is written first.
+            let backlog = h.wb.backlog_ns(&h.geo, now);
+            h.wb.start(&h.geo, end, now + backlog);
             h.ra.active = false;
             self.finish_at_drive(io);
         }

@@ -250,6 +250,7 @@ proptest! {
     #![proptest_config(ProptestConfig {
         cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(40),
         max_shrink_iters: 200,
+        max_global_rejects: 100_000,
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
