@@ -81,8 +81,6 @@ pub struct Latencies {
     pub host_us: f64,
     /// Controller command processing, switch and expander hops, both ways.
     pub fabric_us: f64,
-    /// STP turnaround per write data FIS (<= 8 KiB) when a SATA drive sits behind an expander.
-    pub stp_turnaround_us: f64,
 }
 
 /// Largest data FIS payload: a write crosses STP in chunks of at most this size.
@@ -182,7 +180,6 @@ impl ResourceGraph {
         let controller = path.iter().copied().find(|&ix| t.nodes[ix].kind == Kind::Controller);
         let behind_expander = path.iter().any(|&ix| t.nodes[ix].kind == Kind::Expander);
         let n_fis = (bs / FIS_BYTES).ceil();
-        let fbs_pm = path.iter().copied().find(|&ix| t.nodes[ix].kind == Kind::PortMultiplier);
 
         // Media.
         if let Some(m) = self.media_res[drive] {
@@ -272,7 +269,6 @@ impl ResourceGraph {
                 out.push(Cost { resource: c, s_per_byte: 1.0 / (node.num("max_iops", f64::INFINITY) * bs) });
             }
         }
-        let _ = fbs_pm;
         out
     }
 
@@ -300,7 +296,7 @@ impl ResourceGraph {
                 _ => 0.0,
             };
         }
-        Latencies { host_us, fabric_us, stp_turnaround_us: self.stp_turnaround_us(t, drive) }
+        Latencies { host_us, fabric_us }
     }
 }
 

@@ -201,12 +201,11 @@ impl WriteBack {
     }
 
     /// Time the media still needs to write what the cache holds at time `t` [ns].
-    pub fn backlog_ns(&self, g: &HddGeometry, t: f64) -> f64 {
+    pub fn backlog_ns(&self, t: f64) -> f64 {
         if !self.active {
             return 0.0;
         }
         let p = (self.origin + (t - self.origin_t).max(0.0) * self.rate * 1e-9).min(self.accepted);
-        let _ = g;
         (self.accepted - p).max(0.0) / self.rate * 1e9
     }
 

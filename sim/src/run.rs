@@ -702,7 +702,7 @@ impl Sim {
             self.start_transfer(io);
         } else {
             // A new write stream starts here; what the cache still held is written first.
-            let backlog = h.wb.backlog_ns(&h.geo, now);
+            let backlog = h.wb.backlog_ns(now);
             h.wb.start(&h.geo, end, now + backlog);
             h.ra.active = false;
             self.finish_at_drive(io);
@@ -1050,7 +1050,7 @@ impl Sim {
         let span = if self.time_based { window_ns } else { (self.win_end.max(1)) as f64 };
         let util = |r: usize| (self.util_ns[r] / span).min(1.0);
         let mut links: Vec<LinkUtil> = Vec::new();
-        for (ix, n) in t.nodes.iter().enumerate() {
+        for ix in 0..t.nodes.len() {
             let res = g.link_resources(ix);
             if res.is_empty() {
                 continue;
@@ -1059,7 +1059,6 @@ impl Sim {
             let id = r0.id.trim_end_matches(".up").to_string();
             let (up, down) =
                 if r0.side == Side::Both { (util(res[0]), util(res[0])) } else { (util(res[0]), util(res[1])) };
-            let _ = n;
             links.push(LinkUtil {
                 id,
                 util_up: up,
