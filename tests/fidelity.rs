@@ -306,10 +306,16 @@ fn published_change(metric: &str, mix: &str, bs: Option<i64>) -> f64 {
 #[test]
 fn expander_changes_within_tolerance() {
     let mut c = Checks::default();
+    let write_1m = expander_change("write", "1m", 32, |r| r.total.mb_s);
+    c.pp("expander write 1m QD32, MB/s change", write_1m, published_change("throughput", "write", Some(1024)), 4.0);
+    let write_4k = expander_change("write", "4k", 32, |r| r.total.mb_s);
+    c.pp("expander write 4k QD32, MB/s change", write_4k, published_change("throughput", "write", Some(4)), 4.0);
+    let randwrite = expander_change("randwrite", "4k", 32, |r| r.total.iops);
+    c.pp("expander randwrite 4k QD32, IOPS change", randwrite, published_change("iops", "100% write", None), 4.0);
     c.pp(
-        "expander write 1m QD32, MB/s change",
-        expander_change("write", "1m", 32, |r| r.total.mb_s),
-        published_change("throughput", "write", Some(1024)),
+        "expander write saturation (randwrite 4k QD32), IOPS change",
+        randwrite,
+        published_change("write-saturation iops", "100% write", None),
         4.0,
     );
     c.pp(
@@ -329,27 +335,24 @@ fn expander_changes_within_tolerance() {
     c.done();
 }
 
-/// Known gaps, reported rather than hidden: the per-FIS turnaround model (fitted, see
-/// fits.toml) makes 4 KiB sequential writes lose too much and 4 KiB random-write IOPS too
-/// little. The published losses are nearly constant (-16%) across very different drive
-/// paces, which a fixed turnaround per FIS cannot reproduce. These assertions hold the
-/// gap where it is measured today (within 7 pp) so it cannot silently grow.
+/// The source gives "about the same" IOPS for 100% read and a 50/50 mix (4 KiB random, QD32).
+/// The mix is the telling one: writes alone lose about 16%, yet a 50/50 mix, bound by the
+/// NAND that reads and writes share, does not; the STP intake must be a separate stage.
 #[test]
-fn expander_known_gaps_stay_bounded() {
+fn expander_reads_and_mixes_about_unchanged() {
     let mut c = Checks::default();
     c.pp(
-        "expander write 4k QD32, MB/s change [known gap]",
-        expander_change("write", "4k", 32, |r| r.total.mb_s),
-        published_change("throughput", "write", Some(4)),
-        7.0,
+        "expander randread 4k QD32, IOPS change (about the same)",
+        expander_change("randread", "4k", 32, |r| r.total.iops),
+        published_change("iops", "100% read", None),
+        4.0,
     );
     c.pp(
-        "expander randwrite 4k QD32, IOPS change [known gap]",
-        expander_change("randwrite", "4k", 32, |r| r.total.iops),
-        published_change("iops", "100% write", None),
-        7.0,
+        "expander randrw 50/50 4k QD32, IOPS change (about the same)",
+        expander_change("randrw", "4k", 32, |r| r.total.iops),
+        published_change("iops", "50/50", None),
+        4.0,
     );
-    // Both still point the right way: writes through the expander are slower.
     c.done();
 }
 

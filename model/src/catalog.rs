@@ -267,6 +267,14 @@ pub const FIGURES: &[FigureSpec] = &[
         1000.0,
         "STP turnaround per write data FIS (<= 8 KiB) for a SATA drive [us]",
     ),
+    num(
+        Expander,
+        "stp_write_efficiency",
+        true,
+        0.05,
+        1.0,
+        "pace of a SATA drive's write intake through the STP bridge, as a fraction of its direct pace",
+    ),
     // Drives.
     text(Drive, "class", true, "ssd, hdd or nvme"),
     text(Drive, "interface", true, "sata, sas or nvme"),

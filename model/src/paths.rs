@@ -11,7 +11,10 @@
 //!   so small blocks cost more per byte;
 //! - an SSD's media is one resource whose cost is the slower of its sequential rate and its
 //!   IOPS at the block size (random I/O);
-//! - a controller with a command-rate limit gets a resource costing `1/(max_iops x bs)`.
+//! - a controller with a command-rate limit gets a resource costing `1/(max_iops x bs)`;
+//! - a SATA SSD behind SAS expanders gets an STP write-intake resource that only its writes
+//!   use: the bridge paces the drive's write intake (`stp_write_efficiency`) and adds a
+//!   turnaround per write data FIS, while reads and the NAND it shares with them are untouched.
 //!
 //! The closed-form bound ([`crate::bound`]) and the simulator both use these costs, so the
 //! simulated throughput can never exceed the bound.
@@ -71,6 +74,8 @@ pub struct ResourceGraph {
     media_res: Vec<Option<usize>>,
     /// For each controller node: its command-rate resource, when it has a limit.
     cmd_res: Vec<Option<usize>>,
+    /// For each SATA SSD behind expanders: its STP write-intake resource.
+    stp_res: Vec<Option<usize>>,
     rates: Vec<Option<LinkRates>>,
 }
 
@@ -94,6 +99,7 @@ impl ResourceGraph {
             link_res: vec![Vec::new(); n],
             media_res: vec![None; n],
             cmd_res: vec![None; n],
+            stp_res: vec![None; n],
             rates: vec![None; n],
         };
         for (ix, node) in t.nodes.iter().enumerate() {
@@ -127,6 +133,12 @@ impl ResourceGraph {
                         _ => node.num("seq_read_mb_s", 500.0),
                     };
                     g.media_res[ix] = Some(g.push(format!("{}.media", node.id), ix, Side::Internal, "media", nominal));
+                    let behind_expander = t.path_to_host(ix).iter().any(|&p| t.nodes[p].kind == Kind::Expander);
+                    if behind_expander && node.text("interface") == Some("sata") && node.text("class") != Some("hdd") {
+                        let eff = g.stp_write_efficiency(t, ix);
+                        let nominal = node.num("seq_write_mb_s", 500.0) * eff;
+                        g.stp_res[ix] = Some(g.push(format!("{}.stp", node.id), ix, Side::Internal, "stp", nominal));
+                    }
                 }
                 Kind::Controller => {
                     let iops = node.num("max_iops", f64::INFINITY);
@@ -178,7 +190,6 @@ impl ResourceGraph {
         let d = &t.nodes[drive];
         let path = t.path_to_host(drive);
         let controller = path.iter().copied().find(|&ix| t.nodes[ix].kind == Kind::Controller);
-        let behind_expander = path.iter().any(|&ix| t.nodes[ix].kind == Kind::Expander);
         let n_fis = (bs / FIS_BYTES).ceil();
 
         // Media.
@@ -202,9 +213,14 @@ impl ResourceGraph {
                 if random {
                     c = c.max(1.0 / (iops * bs));
                 }
-                // A SATA drive's write intake waits for every STP turnaround behind an expander.
-                if dir == Dir::Write && behind_expander && d.text("interface") == Some("sata") {
-                    c += n_fis * self.stp_turnaround_us(t, drive) * 1e-6 / bs;
+                // Behind expanders, the STP bridge paces a SATA SSD's write intake and adds a
+                // turnaround per data FIS; the NAND behind it (shared with reads) is not slowed.
+                if dir == Dir::Write
+                    && let Some(stp) = self.stp_res[drive]
+                {
+                    let intake =
+                        c / self.stp_write_efficiency(t, drive) + n_fis * self.stp_turnaround_us(t, drive) * 1e-6 / bs;
+                    out.push(Cost { resource: stp, s_per_byte: intake });
                 }
                 Some(c)
             };
@@ -284,6 +300,19 @@ impl ResourceGraph {
             .sum()
     }
 
+    /// Pace of a SATA drive's write intake through the STP bridges of the expanders above it,
+    /// as a fraction of its direct pace (1 without expanders, or for SAS and NVMe drives).
+    pub fn stp_write_efficiency(&self, t: &Topology, drive: NodeIx) -> f64 {
+        if t.nodes[drive].text("interface") != Some("sata") {
+            return 1.0;
+        }
+        t.path_to_host(drive)
+            .iter()
+            .filter(|&&ix| t.nodes[ix].kind == Kind::Expander)
+            .map(|&ix| t.nodes[ix].num("stp_write_efficiency", 1.0))
+            .product()
+    }
+
     /// Fixed latencies of a drive's path (both ways), outside shared resources.
     pub fn latencies(&self, t: &Topology, drive: NodeIx) -> Latencies {
         let host_us = t.host().num("io_overhead_us", 0.0);
@@ -314,5 +343,67 @@ fn family_kind(f: Family) -> &'static str {
         Family::Sas => "sas",
         Family::Pcie => "pcie",
         Family::Internal => "internal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Catalog;
+
+    fn expander_topology() -> Topology {
+        let text = r#"
+name = "t"
+[host]
+part = "intel-xeon-sp"
+[[node]]
+id = "hba"
+part = "lsi-sas3008"
+parent = "host"
+[[node]]
+id = "exp"
+part = "broadcom-sas3x28"
+parent = "hba"
+port = 0
+link = "sas3x4"
+[[drive]]
+id = "ssd"
+part = "intel-d3-s4610-960"
+parent = "exp"
+port = 0
+[[drive]]
+id = "direct"
+part = "intel-d3-s4610-960"
+parent = "hba"
+port = 1
+"#;
+        Topology::parse("t.toml", text, &Catalog::builtin()).unwrap()
+    }
+
+    fn ix(t: &Topology, id: &str) -> NodeIx {
+        t.nodes.iter().position(|n| n.id == id).unwrap()
+    }
+
+    #[test]
+    fn stp_intake_paces_only_writes_of_sata_ssds_behind_expanders() {
+        let t = expander_topology();
+        let g = ResourceGraph::new(&t);
+        let stp: Vec<_> = g.resources.iter().filter(|r| r.kind == "stp").map(|r| r.id.as_str()).collect();
+        assert_eq!(stp, ["ssd.stp"], "only the SATA SSD behind the expander gets an STP intake");
+        let stp = g.resources.iter().position(|r| r.id == "ssd.stp").unwrap();
+        let cost = |drive: &str, dir: Dir, bs: u64| g.class_costs(&t, ix(&t, drive), dir, bs, false, true);
+        assert!(cost("ssd", Dir::Read, 1 << 20).iter().all(|c| c.resource != stp), "reads skip the STP intake");
+        let media = g.media_resource(ix(&t, "ssd")).unwrap();
+        let w = cost("ssd", Dir::Write, 1 << 20);
+        let of = |r: usize| w.iter().find(|c| c.resource == r).unwrap().s_per_byte;
+        // The intake is slower than the media by the bridge's pace, plus a turnaround per FIS,
+        // and the media itself is what it is without the expander.
+        let e = g.stp_write_efficiency(&t, ix(&t, "ssd"));
+        let turn = g.stp_turnaround_us(&t, ix(&t, "ssd")) * 1e-6 / FIS_BYTES;
+        assert!(e < 1.0);
+        assert!((of(stp) - (of(media) / e + turn)).abs() < 1e-15);
+        let direct = cost("direct", Dir::Write, 1 << 20);
+        let direct_media = g.media_resource(ix(&t, "direct")).unwrap();
+        assert_eq!(direct.iter().find(|c| c.resource == direct_media).unwrap().s_per_byte, of(media));
     }
 }

@@ -855,6 +855,13 @@ impl Walker<'_> {
                     "not readable from sysfs; the catalog's expander placeholder (fit it with iopath fit)",
                 ),
             );
+            f.insert(
+                "stp_write_efficiency".into(),
+                inferred(
+                    Value::Num(1.0),
+                    "not readable from sysfs; no STP write loss assumed (fit it with iopath fit)",
+                ),
+            );
             let part = self.add_part(Part {
                 id: format!("sas-expander-{}phys-sas{}", phys.len().max(1), g.unwrap_or(3)),
                 kind: Kind::Expander,
