@@ -81,6 +81,14 @@ impl HddGeometry {
         (h >> 11) as f64 / (1u64 << 53) as f64
     }
 
+    /// How far ahead of a stream a request may start and still be served by it: the bytes the
+    /// media passes in an average positioning (seek and half a turn). Farther away, a seek
+    /// is quicker than waiting for the stream to get there, and firmware seeks.
+    pub fn stream_reach(&self, offset: f64) -> f64 {
+        let avg_position_ns = self.t2t_ns + (self.full_ns - self.t2t_ns) * 8.0 / 15.0 + self.rev_ns / 2.0;
+        self.rate_at(offset) * avg_position_ns * 1e-9
+    }
+
     /// Positioning time from the head's state to `offset`, starting at time `now` [ns]:
     /// seek, then wait for the sector to come round.
     pub fn position_ns(&self, head_stroke: f64, now_ns: f64, offset: f64) -> f64 {
@@ -139,10 +147,13 @@ impl ReadAhead {
         if end <= p { t } else { t + (end - p) / self.rate * 1e9 }
     }
 
-    /// Whether a read at `offset` is served by this stream: at or after its start and within
-    /// a cache's length of what was asked so far (several sequential reads may be in flight).
-    pub fn hits(&self, g: &HddGeometry, offset: f64) -> bool {
-        self.active && offset + 0.5 >= self.begin && offset <= self.next + g.cache_bytes
+    /// Whether a read at `offset`, arriving at time `t`, is served by this stream: at or after
+    /// its start, and no farther than the stream's reach beyond what was asked so far (several
+    /// sequential reads may be in flight) or beyond what the media has already read ahead.
+    pub fn hits(&self, g: &HddGeometry, offset: f64, t: f64) -> bool {
+        self.active
+            && offset + 0.5 >= self.begin
+            && offset <= self.next.max(self.pos(t, g.cache_bytes)) + g.stream_reach(offset)
     }
 }
 
@@ -209,9 +220,11 @@ impl WriteBack {
         (self.accepted - p).max(0.0) / self.rate * 1e9
     }
 
-    /// Whether a write at `offset` continues this stream (several may be in flight).
+    /// Whether a write at `offset` continues this stream: at or after its start and within the
+    /// stream's reach of what was accepted so far (several may be in flight). A write farther
+    /// away is positioned on its own rather than filling the gap with data nobody wrote.
     pub fn hits(&self, g: &HddGeometry, offset: f64) -> bool {
-        self.active && offset + 0.5 >= self.begin && offset <= self.next + g.cache_bytes
+        self.active && offset + 0.5 >= self.begin && offset <= self.next + g.stream_reach(offset)
     }
 }
 
@@ -266,5 +279,24 @@ mod tests {
         }
         let rate = off / (t * 1e-9);
         assert!((rate / g.rate_at(0.0) - 1.0).abs() < 0.02, "{rate}");
+    }
+
+    #[test]
+    fn a_random_read_far_ahead_of_the_stream_is_not_a_hit() {
+        // A read 100 MB past the stream would wait ~0.5 s for the media to get there; a seek
+        // is ~10 ms, so the stream must not claim it. A read just past it is a hit.
+        let g = geo();
+        let mut ra = ReadAhead::default();
+        ra.start(&g, 0.0, 0.0);
+        assert!(ra.hits(&g, 0.0, 0.0));
+        assert!(ra.hits(&g, 1e6, 0.0));
+        assert!(!ra.hits(&g, 100e6, 0.0));
+        // Once the media has read ahead (at most a cache's worth), what it holds is a hit.
+        assert!(ra.hits(&g, 50e6, 0.6e9));
+        assert!(!ra.hits(&g, 100e6, 0.6e9));
+        let mut wb = WriteBack::default();
+        wb.start(&g, 0.0, 0.0);
+        assert!(wb.hits(&g, 0.0));
+        assert!(!wb.hits(&g, 100e6));
     }
 }

@@ -592,7 +592,7 @@ impl Sim {
         let dr = &mut self.drives[d];
         if let Some(h) = dr.hdd.as_mut() {
             match stage {
-                Stage::Read if h.ra.hits(&h.geo, offset) => {
+                Stage::Read if h.ra.hits(&h.geo, offset, now as f64) => {
                     let ready = h.ra.request(&h.geo, offset, len, now as f64);
                     // The media reads this instead of writing back cached data.
                     h.wb.pause(now as f64, len / h.geo.rate_at(offset) * 1e9);
@@ -647,7 +647,7 @@ impl Sim {
         while k < h.queue.len() {
             let (io, is_read) = h.queue[k];
             let x = &ios[io as usize];
-            if is_read && h.ra.hits(&h.geo, x.offset) {
+            if is_read && h.ra.hits(&h.geo, x.offset, now) {
                 h.queue.remove(k);
                 let ready = h.ra.request(&h.geo, x.offset, x.len, now);
                 h.wb.pause(now, x.len / h.geo.rate_at(x.offset) * 1e9);
