@@ -173,11 +173,11 @@ pub const FIGURES: &[FigureSpec] = &[
     num(Host, "io_overhead_us", true, 0.0, 10000.0, "host software cost per I/O, submission to completion [us]"),
     num(
         Host,
-        "passthrough_efficiency",
+        "iommu_read_stall_us",
         false,
-        0.1,
-        1.0,
-        "throughput factor when the controller is passed through to a VM",
+        0.0,
+        1000.0,
+        "stall of an SSD's read stream per 4 KiB page its controller writes into a VM's memory through the IOMMU [us]",
     ),
     // Chipsets and PCIe switches: a shared uplink.
     text(Switch, "uplink", true, "uplink generation: pcie1..pcie5, dmi1..dmi4"),

@@ -88,6 +88,9 @@ pub struct Latencies {
     pub fabric_us: f64,
 }
 
+/// The IOMMU's page: a VM passthrough stall is paid once per page of read data.
+pub const IOMMU_PAGE_BYTES: f64 = 4096.0;
+
 /// Largest data FIS payload: a write crosses STP in chunks of at most this size.
 pub const FIS_BYTES: f64 = 8192.0;
 
@@ -212,6 +215,11 @@ impl ResourceGraph {
                 let mut c = 1.0 / (seq * 1e6);
                 if random {
                     c = c.max(1.0 / (iops * bs));
+                }
+                // A controller passed through to a VM writes read data into guest memory through
+                // the IOMMU; the SSD's read stream stalls for every page it translates.
+                if dir == Dir::Read {
+                    c += t.host().num("iommu_read_stall_us", 0.0) * 1e-6 / IOMMU_PAGE_BYTES;
                 }
                 // Behind expanders, the STP bridge paces a SATA SSD's write intake and adds a
                 // turnaround per data FIS; the NAND behind it (shared with reads) is not slowed.
