@@ -275,6 +275,12 @@ pub const FIGURES: &[FigureSpec] = &[
         1.0,
         "pace of a SATA drive's write intake through the STP bridge, as a fraction of its direct pace",
     ),
+    flag(
+        Expander,
+        "store_forward",
+        true,
+        "buffers a slower drive's connection so it crosses faster upstream lanes at their full rate; without it the connection holds each upstream lane at the drive's rate",
+    ),
     // Drives.
     text(Drive, "class", true, "ssd, hdd or nvme"),
     text(Drive, "interface", true, "sata, sas or nvme"),

@@ -12,6 +12,8 @@
 //! - an SSD's media is one resource whose cost is the slower of its sequential rate and its
 //!   IOPS at the block size (random I/O);
 //! - a controller with a command-rate limit gets a resource costing `1/(max_iops x bs)`;
+//! - a SAS lane carrying a slower drive's connection is held at the connection's rate, so
+//!   its bytes cost the lane more, up to the first expander that buffers (`store_forward`);
 //! - a SATA SSD behind SAS expanders gets an STP write-intake resource that only its writes
 //!   use: the bridge paces the drive's write intake (`stp_write_efficiency`) and adds a
 //!   turnaround per write data FIS, while reads and the NAND it shares with them are untouched.
@@ -237,13 +239,26 @@ impl ResourceGraph {
             }
         }
 
-        // Links from the drive up to the host.
+        // Links from the drive up to the host. `conn`: the per-lane rate of the drive's SAS
+        // connection as far up as it is not re-timed by a store-and-forward expander.
+        let mut conn = f64::INFINITY;
         for &ix in &path {
             let node = &t.nodes[ix];
+            if node.kind == Kind::Expander && node.flag("store_forward", false) {
+                conn = f64::INFINITY;
+            }
             let Some(r) = self.rates[ix] else { continue };
             let res = &self.link_res[ix];
             let raw = r.raw_bytes_per_s;
             let cmd = r.command_overhead_bytes / (raw * bs);
+            let lane = t.generation(&node.link).map(|g| g.line_gbps * g.encoding / 8.0 * 1e9).unwrap_or(f64::INFINITY);
+            // A SAS lane carrying a slower connection is held at the connection's rate
+            // (rate matching): its bytes cost the lane lane/conn times their own time.
+            let rate_match = if node.link.family == Family::Sas && conn < lane { lane / conn } else { 1.0 };
+            if matches!(node.link.family, Family::Sas | Family::Sata) {
+                conn = conn.min(lane);
+            }
+            let first = out.len();
             match node.kind {
                 Kind::Drive if r.half_duplex => {
                     let (pe_name, payload) = match dir {
@@ -288,6 +303,9 @@ impl ResourceGraph {
                         }
                     }
                 }
+            }
+            for c in &mut out[first..] {
+                c.s_per_byte *= rate_match;
             }
             if let Some(c) = self.cmd_res[ix] {
                 out.push(Cost { resource: c, s_per_byte: 1.0 / (node.num("max_iops", f64::INFINITY) * bs) });
@@ -413,5 +431,58 @@ port = 1
         let direct = cost("direct", Dir::Write, 1 << 20);
         let direct_media = g.media_resource(ix(&t, "direct")).unwrap();
         assert_eq!(direct.iter().find(|c| c.resource == direct_media).unwrap().s_per_byte, of(media));
+    }
+
+    /// Two drives on an expander, one at `link`: the expander's uplink cost per byte of each.
+    fn uplink_costs(expander: &str, link: &str) -> (f64, f64) {
+        let text = format!(
+            r#"
+[host]
+part = "intel-xeon-sp"
+[[node]]
+id = "hba"
+part = "lsi-sas3008"
+parent = "host"
+[[node]]
+id = "exp"
+part = "{expander}"
+parent = "hba"
+port = 0
+link = "sas2x4"
+[[drive]]
+id = "slow"
+part = "intel-d3-s4610-960"
+parent = "exp"
+port = 4
+link = "{link}"
+[[drive]]
+id = "fast"
+part = "intel-d3-s4610-960"
+parent = "exp"
+port = 5
+"#
+        );
+        let t = Topology::parse("t.toml", &text, &Catalog::builtin()).unwrap();
+        let g = ResourceGraph::new(&t);
+        let up = g.link_resources(ix(&t, "exp"))[0];
+        let cost = |d: &str| {
+            g.class_costs(&t, ix(&t, d), Dir::Read, 1 << 20, false, true)
+                .iter()
+                .find(|c| c.resource == up)
+                .unwrap()
+                .s_per_byte
+        };
+        (cost("slow"), cost("fast"))
+    }
+
+    #[test]
+    fn a_slower_connection_holds_an_unbuffered_lane_at_its_own_rate() {
+        // SAS2 expander (no store-and-forward): a 3 Gb/s drive holds a 6 Gb/s lane twice as
+        // long per byte as a 6 Gb/s drive does.
+        let (slow, fast) = uplink_costs("lsi-sas2x36", "sata2");
+        assert!((slow / fast - 2.0).abs() < 1e-9, "{slow} vs {fast}");
+        // The same drives behind a buffering expander cost the lane alike.
+        let (slow, fast) = uplink_costs("broadcom-sas3x28", "sata2");
+        assert_eq!(slow, fast);
     }
 }

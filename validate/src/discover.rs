@@ -841,25 +841,16 @@ impl Walker<'_> {
                 },
             );
             f.insert("phys".into(), fig(Value::Num(phys.len().max(1) as f64), format!("{src}: phy-* entries")));
+            let fitted = "not readable from sysfs; the fit of the one expander measured in a stored source \
+                          (broadcom-sas3x28, model/catalog/fits.toml); fit yours with iopath fit";
+            f.insert("hop_latency_us".into(), inferred(Value::Num(0.5), fitted));
+            f.insert("stp_write_turnaround_us".into(), inferred(Value::Num(0.5), fitted));
+            f.insert("stp_write_efficiency".into(), inferred(Value::Num(0.86), fitted));
             f.insert(
-                "hop_latency_us".into(),
+                "store_forward".into(),
                 inferred(
-                    Value::Num(1.0),
-                    "not readable from sysfs; the catalog's expander placeholder (fit it with iopath fit)",
-                ),
-            );
-            f.insert(
-                "stp_write_turnaround_us".into(),
-                inferred(
-                    Value::Num(2.0),
-                    "not readable from sysfs; the catalog's expander placeholder (fit it with iopath fit)",
-                ),
-            );
-            f.insert(
-                "stp_write_efficiency".into(),
-                inferred(
-                    Value::Num(1.0),
-                    "not readable from sysfs; no STP write loss assumed (fit it with iopath fit)",
+                    Value::Bool(g.unwrap_or(3) >= 3),
+                    "not readable from sysfs; assumed for 12 Gb/s expanders (store-and-forward buffering came with SAS3) and not for older ones",
                 ),
             );
             let part = self.add_part(Part {
