@@ -20,7 +20,7 @@
 //! Guarantees: integer-nanosecond time, FIFO order for simultaneous events, one seeded
 //! generator per job; no I/O, no wall clock (the caller may pass one for the cost report).
 
-use crate::engine::{Next, Scheduler};
+use crate::engine::{Lane, Next, Scheduler};
 use crate::hdd::{HddGeometry, ReadAhead, WriteBack};
 use hdrhistogram::Histogram;
 use iopath_model::bound::MaxMin;
@@ -124,15 +124,25 @@ struct DriveSt {
     hdd: Option<HddSt>,
     units_free: u32,
     unit_wait: VecDeque<u32>,
-    read_lat_ns: u64,
-    write_lat_ns: u64,
-    /// Host software time before and after the command [ns].
-    host_half_ns: u64,
     /// Controller and hop latency before and after the drive [ns].
     fabric_half_ns: u64,
     pm: Option<u32>,
     class: [u32; 2],
+    /// Scheduler lanes of this drive's fixed delays: host software time (before and after
+    /// the command) + fabric (controller and hops), host, fabric, fabric + the port
+    /// multiplier's handover, the read and the write latency.
+    lanes: DriveLanes,
     st: DriveStats,
+}
+
+#[derive(Clone, Copy)]
+struct DriveLanes {
+    host_fabric: Lane,
+    host: Lane,
+    fabric: Lane,
+    fabric_handover: Lane,
+    read: Lane,
+    write: Lane,
 }
 
 struct HddSt {
@@ -283,6 +293,7 @@ impl Sim {
                 });
             }
         }
+        let mut sched = Scheduler::default();
         let mut drives = Vec::new();
         let mut classes = Vec::new();
         let random = w.rw.is_random();
@@ -316,17 +327,28 @@ impl Sim {
             }
             let lat = graph.latencies(t, d);
             let pm = t.path_to_host(d).iter().find_map(|&ix| pm_of_node[ix]);
+            let host_half_ns = (lat.host_us * 500.0) as u64;
+            let fabric_half_ns = (lat.fabric_us * 500.0) as u64;
+            let read_lat_ns = (n.num("read_latency_us", 50.0) * 1e3) as u64;
+            let write_lat_ns = (n.num("write_latency_us", 30.0) * 1e3) as u64;
+            let handover_ns = pm.map_or(0, |p| pms[p as usize].handover_ns);
+            let lanes = DriveLanes {
+                host_fabric: sched.lane(host_half_ns + fabric_half_ns),
+                host: sched.lane(host_half_ns),
+                fabric: sched.lane(fabric_half_ns),
+                fabric_handover: sched.lane(fabric_half_ns + handover_ns),
+                read: sched.lane(read_lat_ns),
+                write: sched.lane(write_lat_ns),
+            };
             drives.push(DriveSt {
                 node: d,
                 hdd,
                 units_free: n.num("parallelism", 8.0).max(1.0) as u32,
                 unit_wait: VecDeque::new(),
-                read_lat_ns: (n.num("read_latency_us", 50.0) * 1e3) as u64,
-                write_lat_ns: (n.num("write_latency_us", 30.0) * 1e3) as u64,
-                host_half_ns: (lat.host_us * 500.0) as u64,
-                fabric_half_ns: (lat.fabric_us * 500.0) as u64,
+                fabric_half_ns,
                 pm,
                 class,
+                lanes,
                 st: DriveStats {
                     read_bytes: 0.0,
                     write_bytes: 0.0,
@@ -406,7 +428,7 @@ impl Sim {
         let (comp_of, n_comps) = components(&classes, n_res);
         let (win_start, win_end) = if coverage { (0, u64::MAX) } else { (ramp_ns, ramp_ns + runtime_ns) };
         Ok(Sim {
-            sched: Scheduler::default(),
+            sched,
             graph,
             jobs,
             ios: Vec::new(),
@@ -544,17 +566,16 @@ impl Sim {
         let d = self.ios[io as usize].drive as usize;
         let dr = &self.drives[d];
         if dr.pm.is_some_and(|pm| self.pms[pm as usize].cbs) {
-            self.sched.at(now + dr.host_half_ns, Ev::AtPort { io });
+            self.sched.push(dr.lanes.host, Ev::AtPort { io });
         } else {
             // Nothing to wait for at the controller: one event to the drive.
-            self.sched.at(now + dr.host_half_ns + dr.fabric_half_ns, Ev::Submitted { io });
+            self.sched.push(dr.lanes.host_fabric, Ev::Submitted { io });
         }
     }
 
     /// The command reaches the controller; under command-based switching it first waits for
     /// its port multiplier's upstream link.
     fn at_port(&mut self, io: u32) {
-        let now = self.sched.now().nanos();
         let d = self.ios[io as usize].drive as usize;
         if let Some(pm) = self.drives[d].pm {
             let p = &mut self.pms[pm as usize];
@@ -567,20 +588,21 @@ impl Sim {
                 return;
             }
         }
-        let delay = self.drives[d].fabric_half_ns;
-        self.sched.at(now + delay, Ev::Submitted { io });
+        let lane = self.drives[d].lanes.fabric;
+        self.sched.push(lane, Ev::Submitted { io });
     }
 
     fn grant_pm(&mut self, pm: u32, io: u32) {
-        let now = self.sched.now().nanos();
         let d = self.ios[io as usize].drive;
         let p = &mut self.pms[pm as usize];
-        let handover = if p.last_holder.is_some_and(|h| h != d) { p.handover_ns } else { 0 };
+        let handover = p.last_holder.is_some_and(|h| h != d);
         p.holder = Some(d);
         p.last_holder = Some(d);
         self.ios[io as usize].pm = Some(pm);
-        let delay = self.drives[d as usize].fabric_half_ns + handover;
-        self.sched.at(now + delay, Ev::Submitted { io });
+        let lanes = &self.drives[d as usize].lanes;
+        // The handover is this drive's port multiplier's (pm holds its drives only).
+        let lane = if handover { lanes.fabric_handover } else { lanes.fabric };
+        self.sched.push(lane, Ev::Submitted { io });
     }
 
     fn at_drive(&mut self, io: u32) {
@@ -614,15 +636,14 @@ impl Sim {
     }
 
     fn acquire_unit(&mut self, d: usize, io: u32) {
-        let now = self.sched.now().nanos();
         let dr = &mut self.drives[d];
         if dr.units_free == 0 {
             dr.unit_wait.push_back(io);
             return;
         }
         dr.units_free -= 1;
-        let lat = if self.ios[io as usize].stage == Stage::Read { dr.read_lat_ns } else { dr.write_lat_ns };
-        self.sched.at(now + lat, Ev::UnitDone { io });
+        let lane = if self.ios[io as usize].stage == Stage::Read { dr.lanes.read } else { dr.lanes.write };
+        self.sched.push(lane, Ev::UnitDone { io });
     }
 
     fn unit_done(&mut self, io: u32) {
@@ -797,21 +818,19 @@ impl Sim {
 
     /// The drive is done with the command; the completion travels back to the controller.
     fn finish_at_drive(&mut self, io: u32) {
-        let now = self.sched.now().nanos();
         let d = self.ios[io as usize].drive as usize;
         let dr = &self.drives[d];
         if self.ios[io as usize].pm.is_some() {
-            self.sched.at(now + dr.fabric_half_ns, Ev::DriveDone { io });
+            self.sched.push(dr.lanes.fabric, Ev::DriveDone { io });
         } else {
             // No port multiplier token to hand back: one event to the host.
-            self.sched.at(now + dr.fabric_half_ns + dr.host_half_ns, Ev::Completed { io });
+            self.sched.push(dr.lanes.host_fabric, Ev::Completed { io });
         }
     }
 
     /// The completion reaches the controller: a CBS port multiplier's upstream is free again,
     /// and the host's completion path follows.
     fn drive_done(&mut self, io: u32) {
-        let now = self.sched.now().nanos();
         if let Some(pm) = self.ios[io as usize].pm.take() {
             let p = &mut self.pms[pm as usize];
             p.holder = None;
@@ -820,7 +839,7 @@ impl Sim {
             }
         }
         let d = self.ios[io as usize].drive as usize;
-        self.sched.at(now + self.drives[d].host_half_ns, Ev::Completed { io });
+        self.sched.push(self.drives[d].lanes.host, Ev::Completed { io });
     }
 
     fn completed(&mut self, io: u32) {
