@@ -120,6 +120,25 @@ mod check {
 mod simulate {
     use super::*;
 
+    /// A window too short for any I/O to finish says so instead of printing zeros as if they
+    /// were a prediction; a normal run does not warn.
+    #[test]
+    fn a_window_without_completed_io_warns() {
+        let hdd = ["simulate", "configs/z87-extreme6.toml", "--drives", "intel_hdd", "--rw", "randread"];
+        iopath()
+            .args(hdd)
+            .args(["--runtime", "1ms", "--json"])
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("no I/O completed"));
+        iopath()
+            .args(hdd)
+            .args(["--runtime", "0.5s", "--json"])
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("no I/O completed").not());
+    }
+
     /// Checks every field DESIGN.md §4 names, the ranges of utilizations and that the total
     /// is the sum of the drives.
     pub fn assert_report_contract(r: &Value, what: &str) {

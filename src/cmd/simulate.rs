@@ -42,6 +42,13 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
     let clock = wall_clock();
     let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
     let report = iopath_sim::replicate(&topo, &w, a.replications.max(1), &opts).map_err(sim_error)?;
+    if report.cost.ios == 0 && !report.partial {
+        eprintln!(
+            "warning: no I/O completed in the {:.3} s measured window; the numbers are zeros, not a \
+             prediction. Lengthen it with --runtime (an HDD's first I/O alone takes ~10 ms).",
+            report.cost.sim_s
+        );
+    }
     if let Some(out) = &a.out {
         let bytes = serde_json::to_vec_pretty(&report).map_err(|e| CliError::runtime(anyhow::Error::from(e)))?;
         iopath_reports::export::write_atomic(out, &bytes)
