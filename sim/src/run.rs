@@ -619,7 +619,7 @@ impl Sim {
                     // The media reads this instead of writing back cached data.
                     h.wb.pause(now as f64, len / h.geo.rate_at(offset) * 1e9);
                     h.busy_ns += len / h.geo.rate_at(offset) * 1e9;
-                    self.sched.at(ready.ceil() as u64, Ev::DataReady { io });
+                    self.sched.at(ceil_ns(ready), Ev::DataReady { io });
                 }
                 Stage::Read => {
                     h.queue.push((io, true));
@@ -673,12 +673,12 @@ impl Sim {
                 let ready = h.ra.request(&h.geo, x.offset, x.len, now);
                 h.wb.pause(now, x.len / h.geo.rate_at(x.offset) * 1e9);
                 h.busy_ns += x.len / h.geo.rate_at(x.offset) * 1e9;
-                self.sched.at(ready.ceil() as u64, Ev::DataReady { io });
+                self.sched.at(ceil_ns(ready), Ev::DataReady { io });
             } else if !is_read && h.wb.hits(&h.geo, x.offset) {
                 h.queue.remove(k);
                 let ack = h.wb.accept(&h.geo, x.offset, x.len, now);
                 h.busy_ns += x.len / (h.geo.rate_at(x.offset) * h.geo.write_eff) * 1e9;
-                self.sched.at(ack.ceil() as u64 + half, Ev::DriveDone { io });
+                self.sched.at(ceil_ns(ack) + half, Ev::DriveDone { io });
             } else {
                 k += 1;
             }
@@ -707,7 +707,7 @@ impl Sim {
         h.current = Some((io, is_read));
         h.busy_ns += service;
         h.head = h.geo.stroke(x.offset + x.len);
-        self.sched.at((now + service).ceil() as u64, Ev::HddDone { drive: d as u32 });
+        self.sched.at(ceil_ns(now + service), Ev::HddDone { drive: d as u32 });
     }
 
     fn hdd_done(&mut self, d: u32) {
@@ -770,7 +770,7 @@ impl Sim {
             let dt = if cl.rate.is_infinite() {
                 0
             } else if cl.rate > 0.0 {
-                (rem / cl.rate * 1e9).ceil() as u64
+                ceil_ns(rem / cl.rate * 1e9)
             } else {
                 u64::MAX / 4
             };
@@ -804,7 +804,7 @@ impl Sim {
                     if h.wb.hits(&h.geo, offset) {
                         let ack = h.wb.accept(&h.geo, offset, len, now as f64);
                         h.busy_ns += len / (h.geo.rate_at(offset) * h.geo.write_eff) * 1e9;
-                        self.sched.at(ack.ceil() as u64 + self.drives[d].fabric_half_ns, Ev::DriveDone { io });
+                        self.sched.at(ceil_ns(ack) + self.drives[d].fabric_half_ns, Ev::DriveDone { io });
                     } else {
                         h.queue.push((io, false));
                         self.hdd_dispatch(d);
@@ -917,7 +917,7 @@ impl Sim {
         cl.rate = rate;
         cl.version += 1;
         let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
-        self.sched.set_timer(c, now.saturating_add(((rem / rate * 1e9).ceil() as u64).max(1)));
+        self.sched.set_timer(c, now.saturating_add(ceil_ns(rem / rate * 1e9).max(1)));
         true
     }
 
@@ -1000,7 +1000,7 @@ impl Sim {
             let dt = if cl.rate.is_infinite() {
                 0
             } else if cl.rate > 0.0 {
-                (rem / cl.rate * 1e9).ceil() as u64
+                ceil_ns(rem / cl.rate * 1e9)
             } else {
                 u64::MAX / 4
             };
@@ -1175,6 +1175,14 @@ fn components(classes: &[Class], n_res: usize) -> (Vec<u32>, usize) {
     (comp_of, count as usize)
 }
 
+/// `x.ceil() as u64`, without a call to libm's `ceil` (the default x86-64 target has no
+/// rounding instruction): the same value for every f64, NaN and infinities included.
+#[inline(always)]
+fn ceil_ns(x: f64) -> u64 {
+    let t = x as u64; // truncates toward zero, saturating
+    if (t as f64) < x { t.saturating_add(1) } else { t }
+}
+
 /// Adds what a class moved since it was last accounted, clipped to the measured window.
 fn account(cl: &mut Class, now: u64, win_start: u64, win_end: u64) {
     let a = cl.acc_t.max(win_start);
@@ -1202,5 +1210,28 @@ fn latency(h: &Histogram<u32>, sum_ns: f64, n: u64) -> Latency {
         p50: (h.value_at_quantile(0.5) * LAT_UNIT_NS) as f64 / 1e3,
         p99: (h.value_at_quantile(0.99) * LAT_UNIT_NS) as f64 / 1e3,
         max: (h.max() * LAT_UNIT_NS) as f64 / 1e3,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ceil_ns;
+
+    #[test]
+    fn ceil_ns_is_ceil_as_u64() {
+        let mut xs = vec![0.0, -0.0, 0.5, 1.0, 1.5, -0.5, -3.0, 1e-300, 2.0f64.powi(52) + 0.5, 2.0f64.powi(53) + 2.0];
+        xs.extend([2.0f64.powi(63), 2.0f64.powi(64), 2.0f64.powi(65), f64::MAX, f64::INFINITY, f64::NEG_INFINITY]);
+        xs.extend([f64::NAN, (u64::MAX - 1024) as f64, f64::EPSILON, 1.0 - f64::EPSILON, 1.0 + f64::EPSILON]);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            xs.push(f64::from_bits(x));
+            xs.push((x >> 11) as f64 / 1024.0);
+        }
+        for v in xs {
+            assert_eq!(ceil_ns(v), v.ceil() as u64, "{v:e}");
+        }
     }
 }
