@@ -241,6 +241,14 @@ pub const FIGURES: &[FigureSpec] = &[
     ),
     num(
         PortMultiplier,
+        "downstream_efficiency",
+        false,
+        0.05,
+        1.0,
+        "share of a drive port's payload rate the PM sustains when relaying that drive's FISes",
+    ),
+    num(
+        PortMultiplier,
         "switch_cost_us",
         false,
         0.0,

@@ -266,7 +266,13 @@ impl ResourceGraph {
                         Dir::Write => ("port_write_efficiency", r.write_payload_bytes_per_s),
                     };
                     let pe = controller.map(|c| t.nodes[c].num(pe_name, 1.0)).unwrap_or(1.0);
-                    out.push(Cost { resource: res[0], s_per_byte: 1.0 / (payload * pe) + cmd });
+                    // Behind a port multiplier the drive's FISes are relayed by the PM.
+                    let relay = node
+                        .parent
+                        .map(|p| &t.nodes[p])
+                        .filter(|p| p.kind == Kind::PortMultiplier)
+                        .map_or(1.0, |p| p.num("downstream_efficiency", 1.0));
+                    out.push(Cost { resource: res[0], s_per_byte: 1.0 / (payload * pe * relay) + cmd });
                 }
                 Kind::PortMultiplier => {
                     let payload = match dir {

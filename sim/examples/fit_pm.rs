@@ -91,7 +91,9 @@ fn main() {
                 .par_iter()
                 .map(|&(e, c, h)| {
                     let mut sets = vec![
+                        // One FIS relay, one efficiency: both sides of the PM move together.
                         format!("pm.upstream_efficiency={e}"),
+                        format!("pm.downstream_efficiency={e}"),
                         format!("pm.switch_cost_us={c}"),
                         format!("host.io_overhead_us={h}"),
                     ];
