@@ -139,11 +139,18 @@ fn run_point(
             overrides.push(o);
         }
     }
-    let topo =
-        if overrides.is_empty() { t.clone() } else { t.with_overrides(&overrides).map_err(|e| e.to_string())? };
+    // Only a point that overrides a part figure needs a topology of its own (a clone of the
+    // 24-bay build's topology costs as much as simulating its one-drive point).
+    let owned;
+    let topo = if overrides.is_empty() {
+        t
+    } else {
+        owned = t.with_overrides(&overrides).map_err(|e| e.to_string())?;
+        &owned
+    };
     let w = spec.resolve().map_err(|errs| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))?;
-    let r = replicate(&topo, &w, replications, opts).map_err(|e| e.to_string())?;
-    Ok((r, workload_bound(&topo, &w)))
+    let r = replicate(topo, &w, replications, opts).map_err(|e| e.to_string())?;
+    Ok((r, workload_bound(topo, &w)))
 }
 
 /// Runs a sweep over one or two axes; `on_point` is called (from any thread) as points finish.
