@@ -494,8 +494,14 @@ fn validate_part(p: &Part) -> Result<(), String> {
             format!("unknown figure {k:?} for a {}{}", p.kind, did_you_mean(&s))
         })?;
         check_value(spec, &f.value)?;
-        if f.source.trim().len() < 8 {
+        if f.source.trim().is_empty() {
             return Err(format!("figure {k:?} has no source"));
+        }
+        if f.source.trim().len() < 8 {
+            return Err(format!(
+                "figure {k:?}: source {:?} is too short to say where the number comes from (8 characters at least)",
+                f.source.trim()
+            ));
         }
         if !["datasheet", "spec", "measurement", "fit", "derived", "inferred"].contains(&f.basis.as_str()) {
             return Err(format!(
