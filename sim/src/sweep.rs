@@ -170,11 +170,14 @@ pub fn sweep(
     let cancelled = AtomicBool::new(false);
     // Start the costliest points first (largest first balances two or more workers best);
     // results are put back in point order, so the output does not depend on scheduling.
+    // par_bridge hands out points one at a time in this order to whichever worker is free
+    // (a shared queue); an indexed par_iter would split the list in halves, one per worker,
+    // and balance only by stealing pieces of the other's half.
     let mut order: Vec<usize> = (0..combos.len()).collect();
     order.sort_by(|&a, &b| cost_hint(&combos[b]).total_cmp(&cost_hint(&combos[a])).then(a.cmp(&b)));
     let mut done: Vec<(usize, SweepPoint)> = order
-        .par_iter()
-        .with_max_len(1)
+        .iter()
+        .par_bridge()
         .map(|&i| (i, &combos[i]))
         .map(|(i, c)| {
             let stop = opts.cancel.is_some_and(|x| x.load(Ordering::Relaxed));
