@@ -176,6 +176,17 @@ pub enum Mix {
     Mixed,
 }
 
+impl Mix {
+    /// The share of each drive's bytes that are reads.
+    pub fn read_share(self) -> f64 {
+        match self {
+            Mix::Read => 1.0,
+            Mix::Write => 0.0,
+            Mix::Mixed => 0.5,
+        }
+    }
+}
+
 /// One row of the bound table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BoundRow {
@@ -191,12 +202,14 @@ pub struct BoundRow {
 
 /// The bound for a set of drives, all asking for all they can do with `bs`-byte commands.
 pub fn bound(t: &Topology, g: &ResourceGraph, drives: &[NodeIx], mix: Mix, bs: u64, random: bool) -> BoundRow {
-    let share = match mix {
-        Mix::Read => 1.0,
-        Mix::Write => 0.0,
-        Mix::Mixed => 0.5,
-    };
-    bound_with_share(t, g, drives, mix, share, bs, random)
+    bound_with_share(t, g, drives, mix, mix.read_share(), bs, random)
+}
+
+/// The bound for the first 1..=N drives of `drives`, for one mix: each drive's costs are
+/// derived once, not once per prefix (a 1,024-drive table was O(N^2) path walks).
+pub fn bound_prefixes(t: &Topology, g: &ResourceGraph, drives: &[NodeIx], mix: Mix, bs: u64) -> Vec<BoundRow> {
+    let flows: Vec<Vec<Cost>> = drives.iter().map(|&d| drive_flow(t, g, d, mix.read_share(), bs, false)).collect();
+    (1..=flows.len()).map(|n| bound_of_flows(t, g, &flows[..n], mix)).collect()
 }
 
 /// The bound when a share `read_share` of every drive's bytes are reads (rwmixread / 100).
@@ -209,23 +222,28 @@ pub fn bound_with_share(
     bs: u64,
     random: bool,
 ) -> BoundRow {
+    let flows: Vec<Vec<Cost>> = drives.iter().map(|&d| drive_flow(t, g, d, read_share, bs, random)).collect();
+    bound_of_flows(t, g, &flows, mix)
+}
+
+/// One drive's cost per byte on each resource when a share `read_share` of its bytes are reads.
+fn drive_flow(t: &Topology, g: &ResourceGraph, d: NodeIx, read_share: f64, bs: u64, random: bool) -> Vec<Cost> {
     let r = read_share.clamp(0.0, 1.0);
-    let flows: Vec<Vec<Cost>> = drives
-        .iter()
-        .map(|&d| {
-            let mut v: Vec<Cost> = Vec::new();
-            let reads = g.class_costs(t, d, Dir::Read, bs, random, true).into_iter().map(|c| (c, r));
-            let writes = g.class_costs(t, d, Dir::Write, bs, random, true).into_iter().map(|c| (c, 1.0 - r));
-            for (c, k) in reads.chain(writes).filter(|(_, k)| *k > 0.0) {
-                match v.iter_mut().find(|x| x.resource == c.resource) {
-                    Some(x) => x.s_per_byte += k * c.s_per_byte,
-                    None => v.push(Cost { resource: c.resource, s_per_byte: k * c.s_per_byte }),
-                }
-            }
-            v
-        })
-        .collect();
-    let a = max_min(&flows, g.resources.len(), &[]);
+    let mut v: Vec<Cost> = Vec::new();
+    let reads = g.class_costs(t, d, Dir::Read, bs, random, true).into_iter().map(|c| (c, r));
+    let writes = g.class_costs(t, d, Dir::Write, bs, random, true).into_iter().map(|c| (c, 1.0 - r));
+    for (c, k) in reads.chain(writes).filter(|(_, k)| *k > 0.0) {
+        match v.iter_mut().find(|x| x.resource == c.resource) {
+            Some(x) => x.s_per_byte += k * c.s_per_byte,
+            None => v.push(Cost { resource: c.resource, s_per_byte: k * c.s_per_byte }),
+        }
+    }
+    v
+}
+
+/// Water-fills the drives' flows and names the element that binds.
+fn bound_of_flows(t: &Topology, g: &ResourceGraph, flows: &[Vec<Cost>], mix: Mix) -> BoundRow {
+    let a = max_min(flows, g.resources.len(), &[]);
     // The binding element: the full resource that froze the most flows; ties go to the one
     // nearest the host (shared by more of the tree).
     let mut count = vec![0usize; g.resources.len()];
@@ -240,7 +258,7 @@ pub fn bound_with_share(
     let (binding, binding_kind) = match best {
         Some(r) => {
             let res = &g.resources[r];
-            let kind = if count[r] == 1 && drives.len() > 1 && res.kind == "media" {
+            let kind = if count[r] == 1 && flows.len() > 1 && res.kind == "media" {
                 "media".to_string()
             } else {
                 res.kind.to_string()
@@ -250,7 +268,7 @@ pub fn bound_with_share(
         None => ("none".to_string(), String::new()),
     };
     BoundRow {
-        active: drives.len(),
+        active: flows.len(),
         mix,
         total_mb_s: a.rates.iter().sum::<f64>() / 1e6,
         per_drive_mb_s: a.rates.iter().map(|r| r / 1e6).collect(),

@@ -1,7 +1,7 @@
 //! `iopath check TOPOLOGY`: validate, print the tree with every link's rates, and the
 //! closed-form bound for 1..N active drives.
 use super::{CliResult, load_topology, print_json, print_text};
-use iopath_model::bound::{BoundRow, Mix, bound};
+use iopath_model::bound::{BoundRow, Mix, bound_prefixes};
 use iopath_model::link::Family;
 use iopath_model::paths::ResourceGraph;
 use iopath_model::topology::NodeIx;
@@ -105,13 +105,10 @@ pub fn tree(t: &Topology, g: &ResourceGraph) -> Vec<TreeNode> {
 
 /// The bound for the first 1..N drives, for reads, writes and a 50/50 mix.
 pub fn bound_table(t: &Topology, g: &ResourceGraph, bs: u64) -> Vec<BoundRow> {
-    let mut rows = Vec::new();
-    for n in 1..=t.drives.len() {
-        for mix in [Mix::Read, Mix::Write, Mix::Mixed] {
-            rows.push(bound(t, g, &t.drives[..n], mix, bs, false));
-        }
-    }
-    rows
+    let by_mix: Vec<Vec<BoundRow>> =
+        [Mix::Read, Mix::Write, Mix::Mixed].into_iter().map(|mix| bound_prefixes(t, g, &t.drives, mix, bs)).collect();
+    // Row order: for each drive count, read, write, mixed.
+    (0..t.drives.len()).flat_map(|n| by_mix.iter().map(move |rows| rows[n].clone())).collect()
 }
 
 fn fmt_rate(v: f64) -> String {
