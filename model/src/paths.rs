@@ -228,8 +228,9 @@ impl ResourceGraph {
                 if dir == Dir::Write
                     && let Some(stp) = self.stp_res[drive]
                 {
-                    let intake =
-                        c / self.stp_write_efficiency(t, drive) + n_fis * self.stp_turnaround_us(t, drive) * 1e-6 / bs;
+                    let eff: f64 = stp_figures(t, &path, "stp_write_efficiency", 1.0).product();
+                    let turnaround_us: f64 = stp_figures(t, &path, "stp_write_turnaround_us", 0.0).sum();
+                    let intake = c / eff + n_fis * turnaround_us * 1e-6 / bs;
                     out.push(Cost { resource: stp, s_per_byte: intake });
                 }
                 Some(c)
@@ -251,11 +252,16 @@ impl ResourceGraph {
             let res = &self.link_res[ix];
             let raw = r.raw_bytes_per_s;
             let cmd = r.command_overhead_bytes / (raw * bs);
-            let lane = t.generation(&node.link).map(|g| g.line_gbps * g.encoding / 8.0 * 1e9).unwrap_or(f64::INFINITY);
             // A SAS lane carrying a slower connection is held at the connection's rate
             // (rate matching): its bytes cost the lane lane/conn times their own time.
-            let rate_match = if node.link.family == Family::Sas && conn < lane { lane / conn } else { 1.0 };
-            if matches!(node.link.family, Family::Sas | Family::Sata) {
+            let mut rate_match = 1.0;
+            if matches!(node.link.family, Family::Sas | Family::Sata)
+                && let Some(g) = t.generation(&node.link)
+            {
+                let lane = g.line_gbps * g.encoding / 8.0 * 1e9;
+                if node.link.family == Family::Sas && conn < lane {
+                    rate_match = lane / conn;
+                }
                 conn = conn.min(lane);
             }
             let first = out.len();
@@ -322,27 +328,13 @@ impl ResourceGraph {
 
     /// STP turnaround per write data FIS for a SATA drive behind expanders [us].
     pub fn stp_turnaround_us(&self, t: &Topology, drive: NodeIx) -> f64 {
-        if t.nodes[drive].text("interface") != Some("sata") {
-            return 0.0;
-        }
-        t.path_to_host(drive)
-            .iter()
-            .filter(|&&ix| t.nodes[ix].kind == Kind::Expander)
-            .map(|&ix| t.nodes[ix].num("stp_write_turnaround_us", 0.0))
-            .sum()
+        stp_figures(t, &t.path_to_host(drive), "stp_write_turnaround_us", 0.0).sum()
     }
 
     /// Pace of a SATA drive's write intake through the STP bridges of the expanders above it,
     /// as a fraction of its direct pace (1 without expanders, or for SAS and NVMe drives).
     pub fn stp_write_efficiency(&self, t: &Topology, drive: NodeIx) -> f64 {
-        if t.nodes[drive].text("interface") != Some("sata") {
-            return 1.0;
-        }
-        t.path_to_host(drive)
-            .iter()
-            .filter(|&&ix| t.nodes[ix].kind == Kind::Expander)
-            .map(|&ix| t.nodes[ix].num("stp_write_efficiency", 1.0))
-            .product()
+        stp_figures(t, &t.path_to_host(drive), "stp_write_efficiency", 1.0).product()
     }
 
     /// Fixed latencies of a drive's path (both ways), outside shared resources.
@@ -363,6 +355,15 @@ impl ResourceGraph {
 
 /// Whether a port multiplier switches by FIS: it is capable, it is on, and its controller
 /// supports FBS. Otherwise it switches by command (CBS).
+/// The figure `name` of every expander on a drive's path (`path[0]` is the drive), when the
+/// drive is SATA and so crosses them over STP; nothing for SAS and NVMe drives.
+fn stp_figures<'a>(t: &'a Topology, path: &'a [NodeIx], name: &'a str, default: f64) -> impl Iterator<Item = f64> + 'a {
+    let sata = path.first().is_some_and(|&d| t.nodes[d].text("interface") == Some("sata"));
+    path.iter()
+        .filter(move |&&ix| sata && t.nodes[ix].kind == Kind::Expander)
+        .map(move |&ix| t.nodes[ix].num(name, default))
+}
+
 pub fn pm_uses_fbs(t: &Topology, pm: NodeIx) -> bool {
     let n = &t.nodes[pm];
     let ctrl_fbs = n.parent.map(|p| t.nodes[p].text("pm_support") == Some("fbs")).unwrap_or(false);
