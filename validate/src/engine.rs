@@ -221,6 +221,18 @@ impl Stream {
         };
         self.start + b * self.bs
     }
+    /// The next command's operation: the read half of a copy, or a read or a write by the
+    /// job's read share.
+    #[inline]
+    fn next_op(&mut self, read_pct: u8, copy: bool) -> Op {
+        if copy {
+            Op::CopyRead
+        } else if self.is_read(read_pct) {
+            Op::Read
+        } else {
+            Op::Write
+        }
+    }
     #[inline]
     fn is_read(&mut self, read_pct: u8) -> bool {
         match read_pct {
@@ -376,13 +388,7 @@ fn uring_job(job: &JobSpec, clock: &Clock, ctr: &JobCounters) -> Result<JobResul
     if !clock.should_stop(now) {
         for (ix, slot) in slots.iter_mut().enumerate() {
             slot.offset = stream.next_offset();
-            slot.op = if copy_to.is_some() {
-                Op::CopyRead
-            } else if stream.is_read(read_pct) {
-                Op::Read
-            } else {
-                Op::Write
-            };
+            slot.op = stream.next_op(read_pct, copy_to.is_some());
             slot.issued = Instant::now();
             let e = entry(slot, ix);
             // SAFETY: the buffer lives in `slots`, which outlives the ring's use of it
@@ -463,13 +469,7 @@ fn uring_job(job: &JobSpec, clock: &Clock, ctr: &JobCounters) -> Result<JobResul
                 continue;
             }
             slot.offset = stream.next_offset();
-            slot.op = if copy_to.is_some() {
-                Op::CopyRead
-            } else if stream.is_read(read_pct) {
-                Op::Read
-            } else {
-                Op::Write
-            };
+            slot.op = stream.next_op(read_pct, copy_to.is_some());
             slot.issued = Instant::now();
             let e = entry(slot, ix);
             // SAFETY: as above.
