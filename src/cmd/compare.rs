@@ -1,38 +1,19 @@
 //! `iopath compare TOPOLOGY MEASUREMENTS...`: predicted against measured, point by point:
 //! the error of each point, the mean absolute percentage error, the worst point, and
 //! (`--out DIR`) a plot of the measured markers over the predicted line.
-use super::fit::{check_runtime, load_points};
-use super::{CliError, CliResult, interrupt_flag, load_topology, parse_sets, print_json, print_text};
+use super::fit::{MeasuredArgs, load_points};
+use super::{CliError, CliResult, print_json, print_text};
 use iopath_model::Catalog;
 use iopath_model::report::{Sweep, SweepPoint};
 use iopath_reports::plot::{MeasuredSeries, PlotOptions};
-use iopath_validate::calibrate::{self, ErrorStats, FitOptions, Metric};
+use iopath_validate::calibrate::{self, ErrorStats, Metric};
 use serde::Serialize;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
-    /// Topology file the measurements were taken on.
-    pub topology: PathBuf,
-    /// Measured reports or ramps (`iopath measure --json --out`), fio JSON output, or CSV
-    /// tables of published points (see `iopath fit --help`).
-    #[arg(required = true, value_name = "MEASUREMENTS")]
-    pub measurements: Vec<PathBuf>,
-    /// fio job (or target) to drive: JOB=DRIVE,... (repeatable).
-    #[arg(long, value_name = "JOB=DRIVE,...")]
-    pub map: Vec<String>,
-    /// Override a figure for every point: NODE.PARAM=VALUE (repeatable).
-    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
-    pub set: Vec<String>,
-    /// Simulated seconds per point at most (the measured runtime, capped here).
-    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
-    pub sim_runtime: f64,
-    /// Seeds per simulated point (the mean is compared).
-    #[arg(long, default_value_t = 1)]
-    pub replications: u32,
-    /// Seed of the simulations.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    #[command(flatten)]
+    pub measured: MeasuredArgs,
     /// Print the comparison as one JSON document.
     #[arg(long)]
     pub json: bool,
@@ -66,18 +47,8 @@ struct Comparison {
 }
 
 pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
-    check_runtime(a.sim_runtime)?;
-    let sets = parse_sets(&a.set)?;
-    let topo = load_topology(&a.topology, cat, &a.set)?;
-    let (points, _) = load_points(&a.measurements, &a.map, &topo)?;
-    let opts = FitOptions {
-        max_runtime_s: a.sim_runtime,
-        seed: a.seed,
-        replications: a.replications.max(1),
-        sets,
-        cancel: Some(interrupt_flag()),
-        ..Default::default()
-    };
+    let (topo, opts) = a.measured.topology_and_options(cat)?;
+    let (points, _) = load_points(&a.measured.measurements, &a.measured.map, &topo)?;
     let reports = calibrate::predict_reports(&topo, &points, &opts);
     let mut rows = Vec::new();
     let mut sim = Vec::new();

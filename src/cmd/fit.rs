@@ -7,8 +7,10 @@ use iopath_model::Catalog;
 use iopath_validate::calibrate::{self, CalibrateError, FitOptions, FitResult, FreeSpec, LoadOptions, Point};
 use std::path::{Path, PathBuf};
 
+/// What `fit` and `compare` share: the topology, the measurements, and how each measured
+/// point is simulated.
 #[derive(Debug, clap::Args)]
-pub struct FitArgs {
+pub struct MeasuredArgs {
     /// Topology file the measurements were taken on.
     pub topology: PathBuf,
     /// Measured reports or ramps (`iopath measure --json --out`), fio JSON output, or CSV
@@ -16,28 +18,53 @@ pub struct FitArgs {
     /// mb_s|mib_s|iops[,weight]).
     #[arg(required = true, value_name = "MEASUREMENTS")]
     pub measurements: Vec<PathBuf>,
-    /// A figure to fit: NODE.PARAM or NODE.PARAM=LO..HI (repeatable); default bounds are
-    /// the figure's range. The value is set on every node of the node's part.
-    #[arg(long, required = true, value_name = "NODE.PARAM[=LO..HI]")]
-    pub free: Vec<String>,
     /// fio job (or target) to drive: JOB=DRIVE,... (repeatable).
     #[arg(long, value_name = "JOB=DRIVE,...")]
     pub map: Vec<String>,
-    /// Override a figure for every point (also the starting value of a free one).
+    /// Override a figure for every point (for `fit`, also the starting value of a free one).
     #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
     pub set: Vec<String>,
     /// Simulated seconds per point at most (the measured runtime, capped here).
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub sim_runtime: f64,
-    /// Seeds per simulated point (the mean is fitted).
+    /// Seeds per simulated point (their mean is what counts).
     #[arg(long, default_value_t = 1)]
     pub replications: u32,
-    /// Evaluations of all points at most.
-    #[arg(long, default_value_t = 60)]
-    pub max_evaluations: usize,
     /// Seed of the simulations.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+impl MeasuredArgs {
+    /// Checks the options, loads the topology with `--set` applied, and returns the options
+    /// every point is simulated with.
+    pub fn topology_and_options(&self, cat: &Catalog) -> CliResult<(iopath_model::Topology, FitOptions<'static>)> {
+        check_runtime(self.sim_runtime)?;
+        let sets = parse_sets(&self.set)?;
+        let topo = load_topology(&self.topology, cat, &self.set)?;
+        let opts = FitOptions {
+            max_runtime_s: self.sim_runtime,
+            seed: self.seed,
+            replications: self.replications.max(1),
+            sets,
+            cancel: Some(interrupt_flag()),
+            ..Default::default()
+        };
+        Ok((topo, opts))
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FitArgs {
+    #[command(flatten)]
+    pub measured: MeasuredArgs,
+    /// A figure to fit: NODE.PARAM or NODE.PARAM=LO..HI (repeatable); default bounds are
+    /// the figure's range. The value is set on every node of the node's part.
+    #[arg(long, required = true, value_name = "NODE.PARAM[=LO..HI]")]
+    pub free: Vec<String>,
+    /// Evaluations of all points at most.
+    #[arg(long, default_value_t = 60)]
+    pub max_evaluations: usize,
     /// Write the fitted figures as a part file (TOML) for `iopath --parts FILE`.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -81,26 +108,17 @@ pub fn check_runtime(s: f64) -> CliResult<()> {
 }
 
 pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
-    check_runtime(a.sim_runtime)?;
-    let sets = parse_sets(&a.set)?;
-    let topo = load_topology(&a.topology, cat, &a.set)?;
+    let m = &a.measured;
+    let (topo, mut opts) = m.topology_and_options(cat)?;
+    opts.max_evaluations = a.max_evaluations.max(2);
     let specs = a
         .free
         .iter()
         .map(|s| s.parse::<FreeSpec>().map_err(|m| CliError::usage(anyhow::anyhow!("--free {m}"))))
         .collect::<CliResult<Vec<_>>>()?;
     let frees = calibrate::resolve_free(&topo, &specs).map_err(input)?;
-    let (points, names) = load_points(&a.measurements, &a.map, &topo)?;
-    let base = iopath_model::Topology::load(&a.topology, cat).map_err(|e| CliError::usage(anyhow::anyhow!("{e}")))?;
-    let opts = FitOptions {
-        max_runtime_s: a.sim_runtime,
-        seed: a.seed,
-        replications: a.replications.max(1),
-        max_evaluations: a.max_evaluations.max(2),
-        sets,
-        cancel: Some(interrupt_flag()),
-        ..Default::default()
-    };
+    let (points, names) = load_points(&m.measurements, &m.map, &topo)?;
+    let base = iopath_model::Topology::load(&m.topology, cat).map_err(|e| CliError::usage(anyhow::anyhow!("{e}")))?;
     let show = show_progress(a.quiet);
     if !a.quiet {
         for f in &frees {
@@ -128,14 +146,14 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
                     "note: {} sets {} in its params in {}; those params win over --parts files, so remove them to use the fitted value",
                     set_in_file.join(", "),
                     f.param,
-                    a.topology.display()
+                    m.topology.display()
                 );
             }
             if base.raw().part.iter().any(|p| p.id == f.part) {
                 eprintln!(
                     "note: part {} is defined in {}; its [[part]] there wins over --parts files, so copy the fitted {} into it",
                     f.part,
-                    a.topology.display(),
+                    m.topology.display(),
                     f.param
                 );
             }
