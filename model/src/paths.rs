@@ -384,9 +384,10 @@ mod tests {
     use super::*;
     use crate::Catalog;
 
-    fn expander_topology() -> Topology {
-        let text = r#"
-name = "t"
+    /// A SAS3008 HBA with an expander on its port 0 (over `uplink`), and the `drives` tables.
+    fn behind_expander(expander: &str, uplink: &str, drives: &str) -> Topology {
+        let text = format!(
+            r#"
 [host]
 part = "intel-xeon-sp"
 [[node]]
@@ -395,10 +396,18 @@ part = "lsi-sas3008"
 parent = "host"
 [[node]]
 id = "exp"
-part = "broadcom-sas3x28"
+part = "{expander}"
 parent = "hba"
 port = 0
-link = "sas3x4"
+link = "{uplink}"
+{drives}"#
+        );
+        Topology::parse("t.toml", &text, &Catalog::builtin()).unwrap()
+    }
+
+    /// One D3-S4610 behind a SAS3x28 expander, one straight on the HBA.
+    fn expander_topology() -> Topology {
+        let drives = r#"
 [[drive]]
 id = "ssd"
 part = "intel-d3-s4610-960"
@@ -410,7 +419,7 @@ part = "intel-d3-s4610-960"
 parent = "hba"
 port = 1
 "#;
-        Topology::parse("t.toml", text, &Catalog::builtin()).unwrap()
+        behind_expander("broadcom-sas3x28", "sas3x4", drives)
     }
 
     fn ix(t: &Topology, id: &str) -> NodeIx {
@@ -442,20 +451,8 @@ port = 1
 
     /// Two drives on an expander, one at `link`: the expander's uplink cost per byte of each.
     fn uplink_costs(expander: &str, link: &str) -> (f64, f64) {
-        let text = format!(
+        let drives = format!(
             r#"
-[host]
-part = "intel-xeon-sp"
-[[node]]
-id = "hba"
-part = "lsi-sas3008"
-parent = "host"
-[[node]]
-id = "exp"
-part = "{expander}"
-parent = "hba"
-port = 0
-link = "sas2x4"
 [[drive]]
 id = "slow"
 part = "intel-d3-s4610-960"
@@ -469,7 +466,7 @@ parent = "exp"
 port = 5
 "#
         );
-        let t = Topology::parse("t.toml", &text, &Catalog::builtin()).unwrap();
+        let t = behind_expander(expander, "sas2x4", &drives);
         let g = ResourceGraph::new(&t);
         let up = g.link_resources(ix(&t, "exp"))[0];
         let cost = |d: &str| {
