@@ -25,6 +25,8 @@ pub struct HddGeometry {
     pub cmd_ns: f64,
     pub cache_bytes: f64,
     pub write_eff: f64,
+    /// Mean positioning time of a random access: average seek and half a turn [ns].
+    pub avg_position_ns: f64,
 }
 
 impl HddGeometry {
@@ -33,17 +35,20 @@ impl HddGeometry {
         let inner = n.num("inner_mb_s", outer / 2e6) * 1e6;
         let t2t = n.num("track_to_track_ms", 1.0) * 1e6;
         let avg = n.num("avg_seek_ms", 8.5) * 1e6;
+        let full = t2t + (avg - t2t).max(0.0) * 15.0 / 8.0;
+        let rev = 60e9 / n.num("rpm", 7200.0);
         HddGeometry {
             capacity: n.num("capacity_gb", 1000.0) * 1e9,
             outer_bps: outer,
             rho: (inner / outer).clamp(0.05, 1.0),
             zones: n.num("zones", 16.0).max(1.0) as usize,
-            rev_ns: 60e9 / n.num("rpm", 7200.0),
+            rev_ns: rev,
             t2t_ns: t2t,
-            full_ns: t2t + (avg - t2t).max(0.0) * 15.0 / 8.0,
+            full_ns: full,
             cmd_ns: n.num("cmd_overhead_us", 0.0) * 1e3,
             cache_bytes: n.num("cache_mib", 16.0) * 1048576.0,
             write_eff: n.num("write_efficiency", 1.0),
+            avg_position_ns: t2t + (full - t2t) * 8.0 / 15.0 + rev / 2.0,
         }
     }
 
@@ -85,8 +90,7 @@ impl HddGeometry {
     /// media passes in an average positioning (seek and half a turn). Farther away, a seek
     /// is quicker than waiting for the stream to get there, and firmware seeks.
     pub fn stream_reach(&self, offset: f64) -> f64 {
-        let avg_position_ns = self.t2t_ns + (self.full_ns - self.t2t_ns) * 8.0 / 15.0 + self.rev_ns / 2.0;
-        self.rate_at(offset) * avg_position_ns * 1e-9
+        self.rate_at(offset) * self.avg_position_ns * 1e-9
     }
 
     /// Positioning time from the head's state to `offset`, starting at time `now` [ns]:
@@ -244,6 +248,7 @@ mod tests {
             cmd_ns: 0.0,
             cache_bytes: 64e6,
             write_eff: 1.0,
+            avg_position_ns: 1e6 + 7.5e6 + 60e9 / 7200.0 / 2.0,
         }
     }
 
