@@ -137,11 +137,13 @@ impl Rig {
         run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(dev)).map(|_| ())
     }
 
-    /// Mounts an existing filesystem on `dev`; returns the mount point.
+    /// Mounts an existing filesystem on `dev` read-only; returns the mount point. Read-only,
+    /// so that the kernel itself writes nothing to the device while it is mounted (ext4's
+    /// journal and superblock updates would otherwise change it under a test's feet).
     pub fn mount(&mut self, dev: &Path) -> io::Result<PathBuf> {
         let mnt = self.dir.join(format!("m-{}", dev.file_name().unwrap_or_default().to_string_lossy()));
         std::fs::create_dir_all(&mnt)?;
-        run(Command::new("mount").arg(dev).arg(&mnt))?;
+        run(Command::new("mount").args(["-o", "ro"]).arg(dev).arg(&mnt))?;
         self.steps.push(Step::Mount(mnt.clone()));
         Ok(mnt)
     }
