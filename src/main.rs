@@ -1,7 +1,8 @@
 //! `iopath`: predict and check the throughput of storage I/O paths.
 //!
 //! A thin main: parse the command line (clap), call the library crates, print. Exit codes:
-//! 0 success, 1 a run-time failure, 2 a usage or configuration error. A closed stdout
+//! 0 success, 1 a run-time failure, 2 a usage or configuration error, 130 interrupted by
+//! Ctrl-C (the partial result is still printed and written). A closed stdout
 //! (`iopath ... | head`) exits 0.
 
 mod cmd;

@@ -104,6 +104,12 @@ pub struct Report {
     /// True when the run was interrupted and the numbers cover only part of it.
     #[serde(default)]
     pub partial: bool,
+    /// For a partial run, the time it reached [s] (simulated, ramp included); its numbers are
+    /// over `cost.sim_s`, the part of the measured window before that time (0 when it stopped
+    /// inside the ramp: then nothing was measured and the rates are 0, never a division by an
+    /// empty window). Absent for complete runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covered_s: Option<f64>,
     /// Sentences that say what to do about a doubtful result.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

@@ -99,6 +99,9 @@ const MARKER_COLOURS: [RGBColor; 5] = [
     RGBColor(0xb1, 0x59, 0x28),
     RGBColor(0x33, 0x33, 0x99),
 ];
+/// The ring of an interrupted run's point (and its legend entry).
+const PARTIAL_ORANGE: RGBColor = RGBColor(230, 110, 0);
+
 /// More drives than this share one grey style and one legend entry.
 const MAX_DRIVE_LEGEND: usize = 8;
 
@@ -305,6 +308,8 @@ struct PlotPoint {
     p50: f64,
     p99: f64,
     bottleneck: String,
+    /// The point's run was interrupted: drawn hollow, with a legend entry.
+    partial: bool,
 }
 
 /// One line of totals: the whole sweep, or one value of `param2` in a grid.
@@ -326,13 +331,15 @@ struct ChartData {
 }
 
 fn sweep_title(sweep: &Sweep, opts: &PlotOptions, what: &str) -> String {
-    if let Some(t) = &opts.title {
-        return t.clone();
-    }
-    match sweep_workload_label(sweep) {
-        Some(w) => format!("{}: {what}, {w}", sweep.topology),
-        None => format!("{}: {what}", sweep.topology),
-    }
+    let title = if let Some(t) = &opts.title {
+        t.clone()
+    } else {
+        match sweep_workload_label(sweep) {
+            Some(w) => format!("{}: {what}, {w}", sweep.topology),
+            None => format!("{}: {what}", sweep.topology),
+        }
+    };
+    if sweep.partial { format!("{title} (PARTIAL: interrupted)") } else { title }
 }
 
 fn chart_data(sweep: &Sweep, opts: &PlotOptions, chart: &'static str) -> Result<ChartData, ReportError> {
@@ -371,6 +378,7 @@ fn chart_data(sweep: &Sweep, opts: &PlotOptions, chart: &'static str) -> Result<
                 p50: r.total.lat_us.p50,
                 p99: r.total.lat_us.p99,
                 bottleneck: r.bottleneck.id.clone(),
+                partial: r.partial,
             });
             for d in &r.drives {
                 let mb_s = d.read_mb_s + d.write_mb_s;
@@ -400,10 +408,24 @@ fn chart_data(sweep: &Sweep, opts: &PlotOptions, chart: &'static str) -> Result<
 
 #[derive(Debug, Clone)]
 enum Glyph {
-    Line { colour: RGBColor, width: f64, dot: bool },
-    Dashed { colour: RGBColor, width: f64 },
-    Marker { colour: RGBColor, marker: Marker },
+    Line {
+        colour: RGBColor,
+        width: f64,
+        dot: bool,
+    },
+    Dashed {
+        colour: RGBColor,
+        width: f64,
+    },
+    Marker {
+        colour: RGBColor,
+        marker: Marker,
+    },
     Ring,
+    /// A hollow point: a run that was interrupted.
+    Hollow {
+        colour: RGBColor,
+    },
 }
 
 struct Legend(Vec<(Glyph, String)>);
@@ -495,6 +517,10 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, legend: &Legen
             }
             Glyph::Marker { colour, marker } => draw_marker(area, mid, *marker, *colour, s)?,
             Glyph::Ring => area.draw(&Circle::new(mid, s.px(9.0), INK.stroke_width(s.u(1.5)))).map_err(err)?,
+            Glyph::Hollow { colour } => {
+                area.draw(&Circle::new(mid, s.px(7.0), WHITE.filled())).map_err(err)?;
+                area.draw(&Circle::new(mid, s.px(7.0), colour.stroke_width(s.u(2.5)))).map_err(err)?;
+            }
         }
         let style = font(s, 18.0).pos(Pos::new(HPos::Left, VPos::Center));
         area.draw(&Text::new(truncate(label, 30), (x1 + s.px(10.0), y), style)).map_err(err)?;
@@ -614,6 +640,7 @@ fn draw_throughput<DB: DrawingBackend>(
             .map_err(err)?;
         legend.0.push((Glyph::Dashed { colour: BOUND_RED, width: 2.5 }, "closed-form bound".to_string()));
     }
+    let mut any_partial = false;
     for (gi, g) in d.groups.iter().enumerate() {
         let colour = if grid { LINE_COLOURS[gi % LINE_COLOURS.len()] } else { INK };
         let bound_colour = if grid { colour } else { BOUND_RED };
@@ -640,6 +667,16 @@ fn draw_throughput<DB: DrawingBackend>(
             None => "total".to_string(),
         };
         legend.0.push((Glyph::Line { colour, width: 3.5, dot: true }, label));
+        // Interrupted points: hollow, so a reader never takes them for complete runs.
+        let cut: Vec<(f64, f64)> = g.points.iter().filter(|p| p.partial).map(|p| (p.x, p.total)).collect();
+        chart.draw_series(cut.iter().map(|&p| Circle::new(p, s.px(7.0), WHITE.filled()))).map_err(err)?;
+        chart
+            .draw_series(cut.iter().map(|&p| Circle::new(p, s.px(7.0), PARTIAL_ORANGE.stroke_width(s.u(3.0)))))
+            .map_err(err)?;
+        any_partial |= !cut.is_empty();
+    }
+    if any_partial {
+        legend.0.push((Glyph::Hollow { colour: PARTIAL_ORANGE }, "partial: interrupted run".to_string()));
     }
 
     for (i, m) in measured.iter().enumerate() {

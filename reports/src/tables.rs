@@ -378,6 +378,9 @@ pub(crate) fn sweep_text_table(s: &Sweep) -> TextTable {
         }
         row.push(match (&p.report, &p.error) {
             (_, Some(e)) => format!("FAILED: {e}"),
+            (Some(r), None) if r.partial => {
+                format!("{} ({}%) [partial]", r.bottleneck.id, fmt_pct(r.bottleneck.util))
+            }
             (Some(r), None) => format!("{} ({}%)", r.bottleneck.id, fmt_pct(r.bottleneck.util)),
             (None, None) => "FAILED: no result".into(),
         });
@@ -401,7 +404,9 @@ pub fn sweep_table(s: &Sweep) -> String {
     out.push_str("\n\n");
     out.push_str(&sweep_text_table(s).render());
     let failed = s.points.iter().filter(|p| p.report.is_none()).count();
-    if failed > 0 {
+    if failed > 0 && s.partial {
+        let _ = writeln!(out, "\n{failed} of {} points failed or did not run", s.points.len());
+    } else if failed > 0 {
         let _ = writeln!(out, "\n{failed} of {} points failed", s.points.len());
     }
     if s.partial {

@@ -42,4 +42,4 @@ pub mod sweep;
 pub use iopath_model::report::Report;
 pub use iopath_model::{Topology, Workload};
 pub use run::{SimError, SimOptions, simulate, target_drives};
-pub use sweep::{Axis, SweepError, replicate, sweep};
+pub use sweep::{Axis, MAX_REPLICATIONS, SweepError, replicate, sweep};

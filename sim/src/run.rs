@@ -44,6 +44,11 @@ pub enum SimError {
     TooManyActive { asked: usize, have: usize },
     #[error("drive {0:?} is both read and written by copies; copy between distinct drives")]
     CopyConflict(String),
+    #[error(
+        "--replications {asked}: expected 1 to {max} seeds (the spread of a mean shrinks as \
+         1/sqrt(n), so {max} seeds already put it at 3% of one seed's)"
+    )]
+    Replications { asked: u32, max: u32 },
 }
 
 /// Options of a run that are not part of the workload.
@@ -54,6 +59,11 @@ pub struct SimOptions<'a> {
     /// A wall clock [s] for the cost report; the simulator itself never reads one.
     pub wall_clock: Option<&'a (dyn Fn() -> f64 + Sync)>,
 }
+
+/// The cancel flag is read every `CANCEL_CHECK_MASK + 1` events: a relaxed load costs
+/// about a nanosecond, and even a 10,240-drive run (tens of thousands of events per wall
+/// second in a debug build) honours Ctrl-C well within a second.
+const CANCEL_CHECK_MASK: u64 = 0x3FF;
 
 /// Default measured time of a time-based run on SSDs only, and with HDDs.
 const DEFAULT_SSD_RUNTIME_S: f64 = 2.0;
@@ -255,6 +265,8 @@ struct Sim {
     iodepth: u32,
     completed: u64,
     partial: bool,
+    /// Simulated time the run reached [ns] (ramp included).
+    reached: u64,
     wall_start: Option<f64>,
 }
 
@@ -450,6 +462,7 @@ impl Sim {
             iodepth: w.iodepth,
             completed: 0,
             partial: false,
+            reached: 0,
             wall_start: None,
         })
     }
@@ -472,16 +485,18 @@ impl Sim {
             if !self.dirty.is_empty() {
                 self.reallocate();
             }
-            if self.sched.processed() & 0xFFFF == 0 && cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            if self.sched.processed() & CANCEL_CHECK_MASK == 0 && cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
                 self.partial = true;
                 break;
             }
         }
-        let end = if self.time_based {
-            self.win_end.min(self.sched.now().nanos().max(self.win_end))
-        } else {
-            self.sched.now().nanos()
-        };
+        self.reached = self.sched.now().nanos();
+        if self.partial && self.time_based {
+            // The measured window ends where the run stopped, never where it would have
+            // ended: [ramp end, time reached], empty when stopped inside the ramp.
+            self.win_end = self.reached.clamp(self.win_start, self.win_end);
+        }
+        let end = if self.time_based { self.win_end } else { self.reached };
         for k in 0..self.comps.len() {
             self.integrate(k, end);
             for &c in &self.comps[k].active {
@@ -490,9 +505,6 @@ impl Sim {
         }
         if !self.time_based {
             self.win_end = end;
-        }
-        if self.partial {
-            self.win_end = self.sched.now().nanos().max(self.win_start + 1);
         }
     }
 
@@ -1024,7 +1036,10 @@ impl Sim {
     }
 
     fn report(&self, t: &Topology, w: &Workload) -> Report {
-        let window_ns = (self.win_end.saturating_sub(self.win_start)).max(1) as f64;
+        // The measured window; empty only when an interrupt stopped the run inside the ramp,
+        // and then nothing is divided by it: rates are 0 and a warning says why.
+        let window_ns = self.win_end.saturating_sub(self.win_start) as f64;
+        let per_s = |x: f64, secs: f64| if secs > 0.0 { x / secs } else { 0.0 };
         let mut drives = Vec::new();
         let mut total = Total::default();
         let mut all = new_histogram();
@@ -1033,7 +1048,7 @@ impl Sim {
         for dr in &self.drives {
             let st = &dr.st;
             // Coverage runs: each drive's rate over its own active time.
-            let span = if self.time_based { window_ns } else { st.last.saturating_sub(0).max(1) as f64 };
+            let span = if self.time_based { window_ns } else { st.last as f64 };
             let secs = span * 1e-9;
             let lat = latency(&st.hist, st.lat_sum_ns, st.ios);
             // Time-based runs count the bytes that crossed the drive's link inside the window
@@ -1045,9 +1060,9 @@ impl Sim {
             };
             let r = DriveResult {
                 id: t.nodes[dr.node].id.clone(),
-                read_mb_s: rd / secs / 1e6,
-                write_mb_s: wr / secs / 1e6,
-                iops: st.ios as f64 / secs,
+                read_mb_s: per_s(rd, secs) / 1e6,
+                write_mb_s: per_s(wr, secs) / 1e6,
+                iops: per_s(st.ios as f64, secs),
                 lat_us: lat,
                 read_bytes: rd as u64,
                 write_bytes: wr as u64,
@@ -1066,8 +1081,8 @@ impl Sim {
 
         // Link utilization, by node.
         let g = &self.graph;
-        let span = if self.time_based { window_ns } else { (self.win_end.max(1)) as f64 };
-        let util = |r: usize| (self.util_ns[r] / span).min(1.0);
+        let span = if self.time_based { window_ns } else { self.win_end as f64 };
+        let util = |r: usize| per_s(self.util_ns[r], span).min(1.0);
         let mut links: Vec<LinkUtil> = Vec::new();
         for ix in 0..t.nodes.len() {
             let res = g.link_resources(ix);
@@ -1093,7 +1108,7 @@ impl Sim {
                 && let Some(dr) = self.drives.iter().find(|d| d.node == res.node)
                 && let Some(h) = &dr.hdd
             {
-                u = (h.busy_ns / span).min(1.0);
+                u = per_s(h.busy_ns, span).min(1.0);
             }
             if u > bottleneck.util + 1e-9 {
                 bottleneck = Bottleneck { id: res.id.clone(), util: u };
@@ -1117,8 +1132,37 @@ impl Sim {
                 cpu_s: None,
             },
             partial: self.partial,
-            warnings: Vec::new(),
+            covered_s: self.partial.then_some(self.reached as f64 * 1e-9),
+            warnings: if self.partial { vec![self.partial_warning()] } else { Vec::new() },
             spread: None,
+        }
+    }
+
+    /// What an interrupted run covered, in words.
+    fn partial_warning(&self) -> String {
+        let s = |ns: u64| ns as f64 * 1e-9;
+        if !self.time_based {
+            return format!(
+                "interrupted at {:.3} s of simulated time, before every drive covered its region: \
+                 each drive's numbers are over the I/Os it completed",
+                s(self.reached)
+            );
+        }
+        if self.win_end <= self.win_start {
+            format!(
+                "interrupted at {:.3} s of simulated time, inside the {:.3} s ramp: nothing was measured, \
+                 so there is no throughput (reported as 0); run longer or shorten --ramp",
+                s(self.reached),
+                s(self.win_start)
+            )
+        } else {
+            format!(
+                "interrupted at {:.3} s of simulated time: the numbers cover the {:.3} s from the end of \
+                 the ramp ({:.3} s) to there, not the whole measured time",
+                s(self.reached),
+                s(self.win_end - self.win_start),
+                s(self.win_start)
+            )
         }
     }
 }

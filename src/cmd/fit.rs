@@ -28,7 +28,7 @@ pub struct MeasuredArgs {
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub sim_runtime: f64,
     /// Seeds per simulated point (their mean is what counts).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::replications_arg)]
     pub replications: u32,
     /// Seed of the simulations.
     #[arg(long, default_value_t = 1)]
@@ -45,7 +45,7 @@ impl MeasuredArgs {
         let opts = FitOptions {
             max_runtime_s: self.sim_runtime,
             seed: self.seed,
-            replications: self.replications.max(1),
+            replications: self.replications,
             sets,
             cancel: Some(interrupt_flag()),
             ..Default::default()
@@ -170,6 +170,12 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
     let r = calibrate::fit(&topo, &frees, &points, &opts, &progress);
     if show {
         eprintln!();
+    }
+    if opts.cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+        // Predictions simulated after Ctrl-C cover only part of their runs: a figure fitted
+        // to them would be wrong, so nothing is written.
+        eprintln!("error: interrupted: the fit stopped before it converged; no part file was written");
+        return Ok(super::EXIT_INTERRUPTED);
     }
     let r = r.map_err(input)?;
     if let Some(out) = &a.out {

@@ -253,6 +253,22 @@ pub fn resolve_workload(spec: &WorkloadSpec) -> CliResult<iopath_model::Workload
     })
 }
 
+/// The exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it), in every
+/// command; what was computed up to then is still printed and written, marked partial.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// `--replications N`: a count of seeds in 1..=MAX_REPLICATIONS, checked before anything runs.
+pub fn replications_arg(s: &str) -> Result<u32, String> {
+    let max = iopath_sim::MAX_REPLICATIONS;
+    match s.trim().parse::<u64>() {
+        Ok(n) if (1..=u64::from(max)).contains(&n) => Ok(n as u32),
+        _ => Err(format!(
+            "expected a number of seeds from 1 to {max} (the spread of a mean shrinks as 1/sqrt(n): \
+             {max} seeds already put it at 3% of one seed's)"
+        )),
+    }
+}
+
 /// A wall clock for cost reports (the simulator never reads one itself).
 pub fn wall_clock() -> impl Fn() -> f64 + Sync {
     let t0 = std::time::Instant::now();

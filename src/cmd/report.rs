@@ -123,6 +123,7 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
         &opts,
     )
     .map_err(super::simulate::sim_error)?;
+    partial |= full.partial;
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -154,5 +155,5 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
     if !a.quiet {
         eprintln!("wrote {}", html.display());
     }
-    Ok(if partial { 1 } else { 0 })
+    Ok(if partial { super::EXIT_INTERRUPTED } else { 0 })
 }

@@ -17,7 +17,7 @@ pub struct SimulateArgs {
     #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
     pub set: Vec<String>,
     /// Run this many seeds and report the mean with its spread (stochastic workloads).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::replications_arg)]
     pub replications: u32,
     /// Print the report as one JSON document.
     #[arg(long)]
@@ -41,7 +41,7 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
     let w = resolve_workload(&spec)?;
     let clock = wall_clock();
     let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
-    let report = iopath_sim::replicate(&topo, &w, a.replications.max(1), &opts).map_err(sim_error)?;
+    let report = iopath_sim::replicate(&topo, &w, a.replications, &opts).map_err(sim_error)?;
     if report.cost.ios == 0 && !report.partial {
         eprintln!(
             "warning: no I/O completed in the {:.3} s measured window; the numbers are zeros, not a \
@@ -56,8 +56,14 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
     }
     if a.json {
         print_json(&report)?;
+        if report.partial && !a.quiet {
+            // The table prints its warnings; JSON carries them, and a person should see them too.
+            for w in &report.warnings {
+                eprintln!("warning: {w}");
+            }
+        }
     } else {
         print_text(&iopath_reports::tables::report_table(&report))?;
     }
-    Ok(if report.partial { 1 } else { 0 })
+    Ok(if report.partial { super::EXIT_INTERRUPTED } else { 0 })
 }

@@ -25,7 +25,7 @@ pub struct SweepArgs {
     #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
     pub set: Vec<String>,
     /// Seeds per point; the mean is reported with its spread.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::replications_arg)]
     pub replications: u32,
     /// Measured points to overlay on the plot: a report or sweep from `iopath measure`, fio
     /// JSON output, or a CSV with columns x,mb_s[,label] (repeatable).
@@ -164,7 +164,7 @@ pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
             b.inc(1);
         }
     };
-    let sweep = iopath_sim::sweep(&topo, &base, &axes, a.replications.max(1), &opts, &tick);
+    let sweep = iopath_sim::sweep(&topo, &base, &axes, a.replications, &opts, &tick);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -183,10 +183,20 @@ pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
     } else {
         print_text(&iopath_reports::tables::sweep_table(&sweep))?;
     }
+    if sweep.partial {
+        let not_run = sweep.points.iter().filter(|p| p.report.is_none()).count();
+        let cut = sweep.points.iter().filter(|p| p.report.as_ref().is_some_and(|r| r.partial)).count();
+        eprintln!(
+            "warning: interrupted: {cut} of {} points cover only part of their run and {not_run} did not run; \
+             every output marks them partial",
+            sweep.points.len()
+        );
+        return Ok(super::EXIT_INTERRUPTED);
+    }
     let failed = sweep.points.iter().filter(|p| p.error.is_some()).count();
     if failed > 0 {
         eprintln!("error: {failed} of {} points failed; see their `error` fields", sweep.points.len());
         return Ok(1);
     }
-    Ok(if sweep.partial { 1 } else { 0 })
+    Ok(0)
 }

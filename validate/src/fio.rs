@@ -241,6 +241,7 @@ pub fn to_report(out: &FioOutput, ids: &BTreeMap<String, String>, topology: &str
         bottleneck: Bottleneck::default(),
         cost: Cost { events: 0, ios, wall_s: secs, sim_s: secs, cpu_s: None },
         partial: false,
+        covered_s: None,
         warnings: Vec::new(),
         spread: None,
     }

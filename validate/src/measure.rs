@@ -584,6 +584,7 @@ fn measure_point(
         bottleneck: Bottleneck::default(),
         cost: Cost { events: 0, ios, wall_s: wall0.elapsed().as_secs_f64(), sim_s: secs, cpu_s: Some(cpu_s) },
         partial: interrupted,
+        covered_s: None,
         warnings,
         spread: None,
     })

@@ -1,12 +1,14 @@
 //! CSV export: one row per point per drive plus a `total` row per point.
 //!
 //! Columns (in this order): `param, value, param2, value2, drive, read_mb_s, write_mb_s,
-//! mb_s, iops, lat_mean_us, lat_p50_us, lat_p99_us, bottleneck, bound_mb_s, error`.
+//! mb_s, iops, lat_mean_us, lat_p50_us, lat_p99_us, bottleneck, bound_mb_s, error, partial`.
 //! Rates are MB/s (10^6 bytes per second), latencies microseconds. `bound_mb_s` is the
 //! closed-form bound on the point's total, so it is filled on the `total` row only; a failed
 //! point has a single `total` row with empty numbers and its `error`. A single report exports
 //! the same columns with empty `param`/`value`. Fields are quoted as RFC 4180 says (only when
 //! they hold a comma, a quote or a line break); numbers are printed in full precision.
+//! `partial` is `true` on every row of a run that was interrupted (its numbers cover only
+//! the time it reached) and on the row of a point an interrupt kept from running, else `false`.
 
 use super::{ExportFormat, Exporter};
 use crate::error::ReportError;
@@ -14,7 +16,7 @@ use crate::tables::value_label;
 use iopath_model::report::{Latency, Report, Sweep, SweepPoint};
 
 /// The header row, in column order.
-pub const CSV_COLUMNS: [&str; 15] = [
+pub const CSV_COLUMNS: [&str; 16] = [
     "param",
     "value",
     "param2",
@@ -30,6 +32,7 @@ pub const CSV_COLUMNS: [&str; 15] = [
     "bottleneck",
     "bound_mb_s",
     "error",
+    "partial",
 ];
 
 /// Writes the rows described in the module docs.
@@ -83,6 +86,7 @@ fn measurement_row(
     lat: &Latency,
     bottleneck: &str,
     bound: Option<f64>,
+    partial: bool,
 ) -> Vec<String> {
     vec![
         key.param.clone(),
@@ -100,17 +104,18 @@ fn measurement_row(
         bottleneck.to_string(),
         bound.map(num).unwrap_or_default(),
         String::new(),
+        partial.to_string(),
     ]
 }
 
 fn report_rows(out: &mut String, key: &Key, r: &Report, bound: Option<f64>) {
     let b = &r.bottleneck.id;
     for d in &r.drives {
-        let row = measurement_row(key, &d.id, d.read_mb_s, d.write_mb_s, d.iops, &d.lat_us, b, None);
+        let row = measurement_row(key, &d.id, d.read_mb_s, d.write_mb_s, d.iops, &d.lat_us, b, None, r.partial);
         push_row(out, &row);
     }
     let t = &r.total;
-    let mut row = measurement_row(key, "total", t.read_mb_s, t.write_mb_s, t.iops, &t.lat_us, b, bound);
+    let mut row = measurement_row(key, "total", t.read_mb_s, t.write_mb_s, t.iops, &t.lat_us, b, bound, r.partial);
     // The total's own mb_s, which a producer may have computed more precisely than read + write.
     row[7] = num(t.mb_s);
     push_row(out, &row);
@@ -142,6 +147,8 @@ impl Exporter for CsvExporter {
                     row[4] = "total".into();
                     row[13] = p.bound_mb_s.map(num).unwrap_or_default();
                     row[14] = p.error.clone().unwrap_or_else(|| "no result".into());
+                    // A point without a result in an interrupted sweep is one the interrupt stopped.
+                    row[15] = sweep.partial.to_string();
                     push_row(&mut out, &row);
                 }
             }

@@ -50,7 +50,7 @@ fn csv_has_a_row_per_point_per_drive_plus_totals() {
     assert_eq!(rows[0], CSV_COLUMNS.to_vec());
     // Points with n = 1..5 drives: n drive rows + 1 total each; the failed point: 1 row.
     assert_eq!(rows.len() - 1, (1..=5).map(|n| n + 1).sum::<usize>() + 1);
-    assert!(rows.iter().all(|r| r.len() == CSV_COLUMNS.len()), "every row has 15 fields");
+    assert!(rows.iter().all(|r| r.len() == CSV_COLUMNS.len()), "every row has a field per column");
 
     let col = |name: &str| CSV_COLUMNS.iter().position(|c| *c == name).unwrap();
     let find = |value: &str, drive: &str| {
@@ -198,4 +198,20 @@ fn an_unwritable_output_directory_says_where_and_what_to_do() {
     let msg = err.to_string();
     assert!(msg.contains("a-file"), "{msg}");
     assert!(msg.contains("help:"), "{msg}");
+}
+
+#[test]
+fn csv_marks_the_rows_of_interrupted_runs_partial() {
+    let mut sweep = fixtures::active_sweep();
+    let col = CSV_COLUMNS.iter().position(|c| *c == "partial").expect("a partial column");
+    let rows_of = |s: &Sweep| parse_csv(std::str::from_utf8(&ExportFormat::Csv.exporter().sweep(s).unwrap()).unwrap());
+    assert!(rows_of(&sweep).iter().skip(1).all(|r| r[col] == "false"), "a complete sweep has no partial row");
+    // The third point was still running at Ctrl-C; the points with no result did not run.
+    sweep.partial = true;
+    sweep.points[2].report.as_mut().expect("a result").partial = true;
+    let value = sweep.points[2].value.to_string();
+    for r in rows_of(&sweep).iter().skip(1) {
+        let ran_whole = r[col - 1].is_empty() && r[1] != value;
+        assert_eq!(r[col], if ran_whole { "false" } else { "true" }, "{r:?}");
+    }
 }

@@ -50,6 +50,7 @@ pub fn report(drives: Vec<DriveResult>, bottleneck: &str, util: f64) -> Report {
         bottleneck: Bottleneck { id: bottleneck.into(), util },
         cost: Cost { events: 1_234_567, ios: 54_321, wall_s: 0.5, sim_s: 2.0, cpu_s: None },
         partial: false,
+        covered_s: None,
         warnings: Vec::new(),
         spread: None,
     }

@@ -1,0 +1,253 @@
+//! Interrupted and huge runs stay honest (issue #11, items 7, 8 and 10), driven as a user
+//! drives them: real processes, a real SIGINT, exit codes and the files written.
+//!
+//! - [`interrupt`]: Ctrl-C during `simulate`, replications and `sweep` exits 130 soon after
+//!   the signal, and what is printed or written covers only the simulated time reached: its
+//!   MB/s never exceeds the bound, a stop inside the ramp reports no throughput, and every
+//!   output of a sweep (JSON, CSV, Markdown) is marked partial.
+//! - [`ranges`]: counts and durations outside their stated ranges are usage errors (exit 2)
+//!   that name the range, before anything runs.
+//!
+//! Speed is never asserted; the deadlines below only catch a run that ignores the signal
+//! (before the fix, `--replications 100000` ignored two SIGINTs for over 10 minutes).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn iopath() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iopath"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn root(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+/// Starts `iopath ARGS` with stdout and stderr captured.
+fn spawn(args: &[&str]) -> Child {
+    iopath()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start iopath: {e}"))
+}
+
+/// Sends SIGINT (what Ctrl-C sends) to a child, with the `kill` every Linux has.
+fn sigint(c: &Child) {
+    let ok = Command::new("kill").args(["-INT", &c.id().to_string()]).status().map(|s| s.success());
+    assert!(matches!(ok, Ok(true)), "kill -INT {} failed: {ok:?}", c.id());
+}
+
+/// Lets the child run `after`, interrupts it, and waits for it to exit; returns its output
+/// and the time from the signal to the exit. A child still running `deadline` after the
+/// signal is killed and the test fails: the signal was ignored.
+fn interrupt(args: &[&str], after: Duration, deadline: Duration) -> (Output, Duration) {
+    let mut c = spawn(args);
+    std::thread::sleep(after);
+    assert!(c.try_wait().expect("child status").is_none(), "iopath {} ended before the signal", args.join(" "));
+    sigint(&c);
+    let t0 = Instant::now();
+    // Drain the pipes on threads so a full pipe never blocks the child.
+    let mut out_pipe = c.stdout.take().expect("stdout");
+    let mut err_pipe = c.stderr.take().expect("stderr");
+    let out_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut out_pipe, &mut v).map(|_| v)
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut err_pipe, &mut v).map(|_| v)
+    });
+    let status = loop {
+        if let Some(s) = c.try_wait().expect("child status") {
+            break s;
+        }
+        if t0.elapsed() > deadline {
+            let _ = c.kill();
+            let _ = c.wait();
+            panic!("iopath {} still ran {deadline:?} after SIGINT", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = t0.elapsed();
+    let stdout = out_t.join().expect("stdout thread").expect("read stdout");
+    let stderr = err_t.join().expect("stderr thread").expect("read stderr");
+    eprintln!("iopath {}: exited {took:?} after SIGINT", args.join(" "));
+    (Output { status, stdout, stderr }, took)
+}
+
+fn json(bytes: &[u8], what: &str) -> Value {
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|e| panic!("{what}: not one JSON document ({e}):\n{}", String::from_utf8_lossy(bytes)))
+}
+
+fn num(v: &Value, path: &str) -> f64 {
+    let mut cur = v;
+    for k in path.split('.') {
+        cur = cur.get(k).unwrap_or_else(|| panic!("missing field {path:?} in {v:#}"));
+    }
+    cur.as_f64().unwrap_or_else(|| panic!("field {path:?} is not a number: {cur}"))
+}
+
+/// The closed-form read bound with every drive of a topology active, from `check --json`.
+fn read_bound(topology: &str, bs: &str) -> f64 {
+    let out = iopath().args(["check", topology, "--json", "--bs", bs]).output().expect("run check");
+    assert!(out.status.success(), "check {topology}: {}", String::from_utf8_lossy(&out.stderr));
+    let v = json(&out.stdout, "check --json");
+    let rows = v["bound"].as_array().expect("bound rows");
+    let last = rows.iter().rfind(|r| r["mix"] == "read").expect("a read row");
+    num(last, "total_mb_s")
+}
+
+const PM5: &str = "configs/marvell9172-pm-5hdd.toml";
+/// Generous: only a run that ignores the signal takes this long.
+const DEADLINE: Duration = Duration::from_secs(5);
+
+mod interrupt {
+    use super::*;
+
+    #[test]
+    fn an_interrupted_simulate_never_exceeds_the_bound() {
+        let bound = read_bound(PM5, "128k");
+        // 3,000 s of simulated time takes minutes; a 1 s ramp is over long before the signal.
+        let (out, _) = interrupt(
+            &["simulate", PM5, "--runtime", "3000s", "--ramp", "1s", "--json"],
+            Duration::from_secs(2),
+            DEADLINE,
+        );
+        assert_eq!(out.status.code(), Some(130), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        let r = json(&out.stdout, "simulate --json");
+        assert_eq!(r["partial"], true);
+        let covered = num(&r, "covered_s");
+        let window = num(&r, "cost.sim_s");
+        assert!(covered > 1.0 && covered < 3001.0, "covered {covered} s");
+        assert!((window - (covered - 1.0)).abs() < 1e-6, "window {window} s is [ramp end, time reached]");
+        let mb_s = num(&r, "total.mb_s");
+        // Before the fix: 8,074.8 MB/s against this 260 MB/s bound.
+        assert!(mb_s > 0.0 && mb_s <= bound * 1.001, "{mb_s} MB/s against a bound of {bound}");
+        let bytes: f64 = r["drives"].as_array().unwrap().iter().map(|d| num(d, "read_bytes")).sum();
+        assert!((bytes / window / 1e6 - mb_s).abs() <= 1e-6 * mb_s, "MB/s is the window's bytes over its length");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted at"), "a warning says what was covered");
+    }
+
+    #[test]
+    fn an_interrupt_inside_the_ramp_reports_no_throughput() {
+        let (out, _) = interrupt(
+            &["simulate", PM5, "--runtime", "3000s", "--ramp", "2000s", "--json"],
+            Duration::from_secs(1),
+            DEADLINE,
+        );
+        assert_eq!(out.status.code(), Some(130));
+        let r = json(&out.stdout, "simulate --json");
+        assert_eq!(r["partial"], true);
+        assert!(num(&r, "covered_s") < 2000.0, "the run stopped inside the ramp");
+        // Before the fix: 2.6e16 MB/s over a 1 ns "window" with 0 I/Os.
+        assert_eq!(num(&r, "cost.sim_s"), 0.0);
+        assert_eq!(num(&r, "total.mb_s"), 0.0);
+        assert_eq!(num(&r, "total.iops"), 0.0);
+        assert_eq!(num(&r, "cost.ios"), 0.0);
+        for d in r["drives"].as_array().unwrap() {
+            assert!(num(d, "read_mb_s").is_finite() && num(d, "read_mb_s") == 0.0, "{d}");
+        }
+        let warnings = r["warnings"].to_string();
+        assert!(warnings.contains("inside the") && warnings.contains("ramp"), "{warnings}");
+    }
+
+    #[test]
+    fn replications_stop_at_an_interrupt_with_a_valid_partial_mean() {
+        let (out, _) =
+            interrupt(&["simulate", PM5, "--replications", "1000", "--json"], Duration::from_secs(1), DEADLINE);
+        assert_eq!(out.status.code(), Some(130), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        let r = json(&out.stdout, "simulate --replications --json");
+        assert_eq!(r["partial"], true);
+        let bound = read_bound(PM5, "128k");
+        let mb_s = num(&r, "total.mb_s");
+        assert!(mb_s > 0.0 && mb_s <= bound * 1.001, "{mb_s} MB/s against a bound of {bound}");
+        if let Some(k) = r["spread"]["replications"].as_u64() {
+            assert!((1..1000).contains(&k), "averaged over {k} seeds");
+        }
+        assert!(r["warnings"].to_string().contains("interrupted"), "{}", r["warnings"]);
+    }
+
+    #[test]
+    fn an_interrupted_sweep_marks_every_output_partial() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out_dir = dir.path().join("sweep");
+        let bound = read_bound(PM5, "128k");
+        let (out, _) = interrupt(
+            &[
+                "sweep",
+                PM5,
+                "--active",
+                "1..5",
+                "--runtime",
+                "3000s",
+                "--ramp",
+                "1s",
+                "--json",
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+            Duration::from_secs(2),
+            DEADLINE,
+        );
+        assert_eq!(out.status.code(), Some(130), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        let s = json(&out.stdout, "sweep --json");
+        assert_eq!(s["partial"], true);
+        let file = json(&std::fs::read(out_dir.join("sweep.json")).expect("sweep.json"), "sweep.json");
+        assert_eq!(file["partial"], true);
+        let points = s["points"].as_array().unwrap();
+        let mut ran = 0;
+        for p in points {
+            if let Some(r) = p["report"].as_object() {
+                ran += 1;
+                assert_eq!(r["partial"], true, "a point still running at the signal is partial");
+                let mb_s = r["total"]["mb_s"].as_f64().unwrap();
+                // Before the fix: 1,392.8 and 1,758.4 MB/s beside a 260 MB/s bound.
+                assert!(mb_s <= bound * 1.001, "{mb_s} MB/s against {bound}");
+            } else {
+                assert!(p["error"].as_str().is_some_and(|e| e.contains("interrupted")), "{p}");
+            }
+        }
+        assert!(ran >= 1, "some point ran before the signal");
+        let csv = std::fs::read_to_string(out_dir.join("sweep.csv")).expect("sweep.csv");
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+        let col = header.iter().position(|c| *c == "partial").expect("a partial column");
+        for l in lines {
+            assert_eq!(l.split(',').nth(col), Some("true"), "every row of this sweep is partial: {l}");
+        }
+        let md = std::fs::read_to_string(out_dir.join("sweep.md")).expect("sweep.md");
+        assert!(md.contains("partial: interrupted") && md.contains("[partial]"), "{md}");
+        assert!(out_dir.join("sweep.png").is_file(), "the plot is written too");
+    }
+}
+
+mod ranges {
+    use super::*;
+
+    fn usage_error(args: &[&str], expect: &[&str]) {
+        let out = iopath().args(args).output().expect("run iopath");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "iopath {}: {err}", args.join(" "));
+        for e in expect {
+            assert!(err.contains(e), "iopath {}: {err:?} lacks {e:?}", args.join(" "));
+        }
+        assert!(!err.contains("panicked"), "{err}");
+    }
+
+    #[test]
+    fn replications_outside_1_to_1000_are_usage_errors() {
+        let t = root(PM5);
+        let t = t.to_str().unwrap();
+        // Before the fix, 4294967295 aborted on a 1.4 TB allocation (exit 134) and 0 ran once.
+        for n in ["4294967295", "4294967296", "0", "1001", "many"] {
+            usage_error(&["simulate", t, "--replications", n], &["--replications", "1 to 1000"]);
+            usage_error(&["sweep", t, "--active", "1..2", "--replications", n], &["1 to 1000"]);
+        }
+    }
+}
