@@ -250,4 +250,24 @@ mod ranges {
             usage_error(&["sweep", t, "--active", "1..2", "--replications", n], &["1 to 1000"]);
         }
     }
+
+    #[test]
+    fn durations_beyond_24h_get_a_range_error_not_a_syntax_error() {
+        let t = root(PM5);
+        let t = t.to_str().unwrap();
+        // Before the fix, 1000h was accepted and 5000h refused as "not a duration".
+        for d in ["5000h", "1000h", "25h"] {
+            usage_error(&["simulate", t, "--runtime", d], &["--runtime", "from 1us to 24h"]);
+            usage_error(&["simulate", t, "--runtime", "1s", "--ramp", d], &["--ramp", "from 1us to 24h"]);
+            usage_error(&["report", t, "--out", "/nonexistent/never-written", "--runtime", d], &["from 1us to 24h"]);
+        }
+        usage_error(&["simulate", t, "--runtime", "soon"], &["not a duration such as"]);
+    }
+
+    #[test]
+    fn outstanding_ios_are_bounded_before_anything_is_allocated() {
+        let t = root("configs/1024-hdd-expanders.toml");
+        let args = ["simulate", t.to_str().unwrap(), "--iodepth", "65536", "--numjobs", "4096"];
+        usage_error(&args, &["I/Os outstanding", "at most 1048576", "--iodepth"]);
+    }
 }

@@ -242,7 +242,22 @@ pub fn parse_fraction(s: &str) -> Result<f64, UnitError> {
     if v.is_finite() && v > 0.0 && v <= 1.0 { Ok(v) } else { Err(err()) }
 }
 
-/// Parses a duration: `20s`, `500ms`, `2m`, `1h`, or bare seconds as fio does.
+/// The longest duration any option or file accepts (runtime, ramp): 24 h. The simulator
+/// reaches a steady state within seconds of simulated time, a day of it is ~10^9 events for
+/// five HDDs (minutes of wall time), and a day is also the longest soak `measure` should run
+/// unattended; anything longer is far more likely a typo (`5000h`) than a plan.
+pub const MAX_DURATION: SimDuration = SimDuration::from_nanos(24 * 3600 * 1_000_000_000);
+
+/// The shortest non-zero duration: 1 us (time is counted in integer nanoseconds, and nothing
+/// on a storage path completes in less).
+pub const MIN_DURATION: SimDuration = SimDuration::from_nanos(1_000);
+
+/// What a duration outside [`MIN_DURATION`]..=[`MAX_DURATION`] is told.
+pub const DURATION_RANGE: &str = "a duration from 1us to 24h (the accepted range; 0 turns a ramp off)";
+
+/// Parses a duration: `20s`, `500ms`, `2m`, `1h`, or bare seconds as fio does. Zero, or from
+/// 1us to 24h ([`MAX_DURATION`]); a well-formed duration outside that range gets a range
+/// error that states it, not "not a duration".
 pub fn parse_duration(s: &str) -> Result<SimDuration, UnitError> {
     let err = || UnitError { input: s.to_string(), expected: "a duration such as 20s, 500ms, 2m or 1h" };
     let (v, suffix) = split_number(s).ok_or_else(err)?;
@@ -254,10 +269,18 @@ pub fn parse_duration(s: &str) -> Result<SimDuration, UnitError> {
         "h" => v * 3600.0,
         _ => return Err(err()),
     };
-    if !(0.0..=1e7).contains(&secs) {
+    if !secs.is_finite() || secs < 0.0 {
         return Err(err());
     }
-    Ok(SimDuration::from_secs_f64(secs))
+    let range = || UnitError { input: s.to_string(), expected: DURATION_RANGE };
+    if secs > MAX_DURATION.secs_f64() {
+        return Err(range());
+    }
+    let d = SimDuration::from_secs_f64(secs);
+    if d.nanos() != 0 && d < MIN_DURATION || d.nanos() == 0 && secs > 0.0 {
+        return Err(range());
+    }
+    Ok(d)
 }
 
 #[cfg(test)]
@@ -300,6 +323,22 @@ mod tests {
         assert!(parse_fraction("150%").is_err());
         assert_eq!(parse_duration("500ms").unwrap().nanos(), 500_000_000);
         assert_eq!(parse_duration("2").unwrap().nanos(), 2_000_000_000);
+    }
+
+    #[test]
+    fn durations_out_of_range_say_the_range() {
+        assert_eq!(parse_duration("24h").unwrap(), MAX_DURATION);
+        assert_eq!(parse_duration("1us").unwrap(), MIN_DURATION);
+        assert_eq!(parse_duration("0").unwrap().nanos(), 0);
+        // Before: 1000h was accepted and 5000h refused as "not a duration".
+        for s in ["5000h", "1000h", "24.01h", "86401", "99999999999999999999999999", "0.5us", "0.0000000001s"] {
+            let e = parse_duration(s).unwrap_err().to_string();
+            assert!(e.contains("from 1us to 24h"), "{s}: {e}");
+        }
+        for s in ["5000 hours", "h", "-1s", "1..2s"] {
+            let e = parse_duration(s).unwrap_err().to_string();
+            assert!(e.contains("not a duration such as"), "{s}: {e}");
+        }
     }
 
     #[test]

@@ -49,6 +49,12 @@ pub enum SimError {
          1/sqrt(n), so {max} seeds already put it at 3% of one seed's)"
     )]
     Replications { asked: u32, max: u32 },
+    #[error(
+        "{jobs} jobs (drives x numjobs) x iodepth {iodepth} = {} I/Os outstanding; at most {max} \
+         (each is memory before the run starts): lower --iodepth, --numjobs or the drives used",
+        jobs * u64::from(*iodepth)
+    )]
+    TooManyIos { jobs: u64, iodepth: u32, max: u64 },
 }
 
 /// Options of a run that are not part of the workload.
@@ -64,6 +70,11 @@ pub struct SimOptions<'a> {
 /// about a nanosecond, and even a 10,240-drive run (tens of thousands of events per wall
 /// second in a debug build) honours Ctrl-C well within a second.
 const CANCEL_CHECK_MASK: u64 = 0x3FF;
+
+/// The most I/Os a run may keep outstanding (jobs x iodepth), checked before anything is
+/// allocated: each costs ~100 bytes of I/O slot and queued event, so 2^20 stay near 100 MB
+/// (10,240 drives at iodepth 64 fit; 4,096 jobs per drive at iodepth 65,536 would not).
+pub const MAX_OUTSTANDING_IOS: u64 = 1 << 20;
 
 /// Default measured time of a time-based run on SSDs only, and with HDDs.
 const DEFAULT_SSD_RUNTIME_S: f64 = 2.0;
@@ -273,6 +284,12 @@ struct Sim {
 impl Sim {
     fn new(t: &Topology, w: &Workload) -> Result<Sim, SimError> {
         let targets = target_drives(t, w)?;
+        let jobs_n =
+            if w.copies.is_empty() { targets.len() as u64 * u64::from(w.numjobs) } else { w.copies.len() as u64 };
+        let outstanding = jobs_n * u64::from(w.iodepth);
+        if outstanding > MAX_OUTSTANDING_IOS {
+            return Err(SimError::TooManyIos { jobs: jobs_n, iodepth: w.iodepth, max: MAX_OUTSTANDING_IOS });
+        }
         let graph = ResourceGraph::new(t);
         let bs = w.bs.get() as f64;
         let any_hdd = targets.iter().any(|&d| t.nodes[d].text("class") == Some("hdd"));
