@@ -7,6 +7,9 @@
 //!   output of a sweep (JSON, CSV, Markdown) is marked partial.
 //! - [`ranges`]: counts and durations outside their stated ranges are usage errors (exit 2)
 //!   that name the range, before anything runs.
+//! - [`scale`]: `check` of a 10,240-drive tree completes with a correct bound table (before
+//!   the fix it took 54 s, 2.5 GB and wrote a 4.4 GB JSON document; timing is in the
+//!   commit and benches/README.md, never asserted).
 //!
 //! Speed is never asserted; the deadlines below only catch a run that ignores the signal
 //! (before the fix, `--replications 100000` ignored two SIGINTs for over 10 minutes).
@@ -269,5 +272,68 @@ mod ranges {
         let t = root("configs/1024-hdd-expanders.toml");
         let args = ["simulate", t.to_str().unwrap(), "--iodepth", "65536", "--numjobs", "4096"];
         usage_error(&args, &["I/Os outstanding", "at most 1048576", "--iodepth"]);
+    }
+}
+
+mod scale {
+    use super::*;
+
+    /// Ten copies of configs/1024-hdd-expanders.toml's HBAs and drives under one host:
+    /// 40 HBAs, 320 expanders, 10,240 drives (ids prefixed `x0_` .. `x9_`).
+    fn ten_times_1024() -> String {
+        let text = std::fs::read_to_string(root("configs/1024-hdd-expanders.toml")).expect("read the 1,024 config");
+        let start = text.find("[[node]]").expect("a node table");
+        let end = text.find("[workload").unwrap_or(text.len());
+        let mut out = text[..start].replace("name = \"1024-hdd-expanders\"", "name = \"10240-hdd\"");
+        for k in 0..10 {
+            let mut body = text[start..end].replace("\"hba", &format!("\"x{k}_hba"));
+            for h in 0..4 {
+                body = body.replace(&format!("\"h{h}"), &format!("\"x{k}_h{h}"));
+            }
+            out += &body;
+        }
+        out
+    }
+
+    fn check_json(path: &Path) -> Value {
+        let out = iopath().args(["check", path.to_str().unwrap(), "--json"]).output().expect("run check");
+        assert!(out.status.success(), "check {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+        json(&out.stdout, "check --json")
+    }
+
+    fn rows<'a>(v: &'a Value, mix: &str) -> Vec<&'a Value> {
+        v["bound"].as_array().expect("bound").iter().filter(|r| r["mix"] == mix).collect()
+    }
+
+    #[test]
+    fn check_of_10240_drives_completes_with_a_correct_bound() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let big = dir.path().join("10240.toml");
+        std::fs::write(&big, ten_times_1024()).expect("write the big tree");
+        let v = check_json(&big);
+        let one = check_json(&root("configs/1024-hdd-expanders.toml"));
+        for mix in ["read", "write", "mixed"] {
+            let (b, o) = (rows(&v, mix), rows(&one, mix));
+            let last = b.last().expect("rows");
+            assert_eq!(last["active"], 10_240, "{mix}: the table ends at every drive");
+            let per: Vec<f64> =
+                last["per_drive_mb_s"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+            assert_eq!(per.len(), 10_240);
+            let total = num(last, "total_mb_s");
+            assert!((per.iter().sum::<f64>() - total).abs() <= 1e-9 * total, "{mix}: total is the drives' sum");
+            // The ten copies share nothing above their HBAs: all of them carry ten times one.
+            let ten = 10.0 * num(o.last().unwrap(), "total_mb_s");
+            assert!((total - ten).abs() <= 1e-9 * ten, "{mix}: {total} MB/s, expected 10 x = {ten}");
+            // The first 32 drives are copy 0's, wired as in the 1,024 config: the same rows.
+            for n in 0..32 {
+                assert_eq!(b[n]["active"], o[n]["active"]);
+                let (x, y) = (num(b[n], "total_mb_s"), num(o[n], "total_mb_s"));
+                assert!((x - y).abs() <= 1e-9 * y, "{mix} active={}: {x} vs {y}", n + 1);
+                let (bx, by) = (b[n]["binding"].as_str().unwrap(), o[n]["binding"].as_str().unwrap());
+                assert_eq!(bx, format!("x0_{by}"), "{mix} active={}", n + 1);
+            }
+            let counts: Vec<u64> = b.iter().map(|r| r["active"].as_u64().unwrap()).collect();
+            assert!(counts.windows(2).all(|w| w[0] < w[1]) && counts.len() < 100, "{mix}: {counts:?}");
+        }
     }
 }

@@ -108,7 +108,7 @@ pub fn bound_table(t: &Topology, g: &ResourceGraph, bs: u64) -> Vec<BoundRow> {
     let by_mix: Vec<Vec<BoundRow>> =
         [Mix::Read, Mix::Write, Mix::Mixed].into_iter().map(|mix| bound_prefixes(t, g, &t.drives, mix, bs)).collect();
     // Row order: for each drive count, read, write, mixed.
-    (0..t.drives.len()).flat_map(|n| by_mix.iter().map(move |rows| rows[n].clone())).collect()
+    (0..by_mix[0].len()).flat_map(|n| by_mix.iter().map(move |rows| rows[n].clone())).collect()
 }
 
 fn fmt_rate(v: f64) -> String {
@@ -165,6 +165,13 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
         "\nbound: highest aggregate MB/s with the first N drives each asking for all it can do ({} transfers)",
         iopath_model::units::Bytes::new(bs)
     );
+    if t.drives.len() > iopath_model::bound::FULL_TABLE_DRIVES {
+        let _ = writeln!(
+            s,
+            "({} drives: rows for 1..32 active and then counts spaced evenly on a log scale, not every count)",
+            t.drives.len()
+        );
+    }
     let _ = writeln!(
         s,
         "{:>6}  {:>10}  {:<22} {:>10}  {:<22} {:>10}  {:<22}",
