@@ -7,6 +7,8 @@
 //!   output of a sweep (JSON, CSV, Markdown) is marked partial.
 //! - [`ranges`]: counts and durations outside their stated ranges are usage errors (exit 2)
 //!   that name the range, before anything runs.
+//! - [`estimate`]: a run that will take longer than a minute says so before it starts, with
+//!   the estimate and how to shorten it.
 //! - [`scale`]: `check` of a 10,240-drive tree completes with a correct bound table (before
 //!   the fix it took 54 s, 2.5 GB and wrote a 4.4 GB JSON document; timing is in the
 //!   commit and benches/README.md, never asserted).
@@ -335,5 +337,59 @@ mod scale {
             let counts: Vec<u64> = b.iter().map(|r| r["active"].as_u64().unwrap()).collect();
             assert!(counts.windows(2).all(|w| w[0] < w[1]) && counts.len() < 100, "{mix}: {counts:?}");
         }
+    }
+}
+
+mod estimate {
+    use super::*;
+    use std::io::BufRead;
+
+    /// Starts `iopath ARGS`, waits (at most `limit`) for a stderr line containing `needle`,
+    /// then interrupts the run; returns that line, if it came.
+    fn first_line_with(args: &[&str], needle: &str, limit: Duration) -> Option<String> {
+        // Only stderr is read: stdout goes nowhere, so a long table never fills a pipe.
+        let mut c = iopath().args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("start iopath");
+        let err = c.stderr.take().expect("stderr");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let t0 = Instant::now();
+        let mut found = None;
+        while found.is_none() && t0.elapsed() < limit {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(l) if l.contains(needle) => found = Some(l),
+                Ok(_) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(_) => break, // stderr closed: the run ended without the line
+            }
+        }
+        if c.try_wait().expect("child status").is_none() {
+            sigint(&c);
+        }
+        let status = c.wait().expect("wait");
+        if found.is_some() {
+            assert_eq!(status.code(), Some(130), "the run stops at Ctrl-C after the warning");
+        }
+        found
+    }
+
+    #[test]
+    fn the_1024_drive_default_run_warns_before_it_starts() {
+        let t = root("configs/1024-hdd-expanders.toml");
+        // Before the fix this ran 6 min 22 s without a word.
+        let line = first_line_with(&["simulate", t.to_str().unwrap()], "will take about", Duration::from_secs(30))
+            .expect("a warning that the run will take long");
+        assert!(line.starts_with("warning: this run will take about"), "{line}");
+        assert!(line.contains("--runtime") && line.contains("--active"), "it says how to shorten it: {line}");
+    }
+
+    #[test]
+    fn a_short_run_does_not_warn() {
+        let out = iopath().args(["simulate", PM5, "--runtime", "0.5s"]).output().expect("run simulate");
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("will take about"), "{err}");
     }
 }

@@ -41,5 +41,5 @@ pub mod sweep;
 
 pub use iopath_model::report::Report;
 pub use iopath_model::{Topology, Workload};
-pub use run::{SimError, SimOptions, simulate, target_drives};
-pub use sweep::{Axis, MAX_REPLICATIONS, SweepError, replicate, sweep};
+pub use run::{SimError, SimOptions, planned_sim_time, simulate, target_drives};
+pub use sweep::{Axis, MAX_REPLICATIONS, SweepError, costliest_point, replicate, sweep};

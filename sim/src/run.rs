@@ -246,6 +246,33 @@ pub fn target_drives(t: &Topology, w: &Workload) -> Result<Vec<NodeIx>, SimError
     }
 }
 
+/// Whether a run covers regions once (no runtime: a sequential job given a region), and
+/// its ramp and measured time [ns] (the defaults when the workload names none).
+fn plan(t: &Topology, w: &Workload, targets: &[NodeIx]) -> (bool, u64, u64) {
+    let any_hdd = targets.iter().any(|&d| t.nodes[d].text("class") == Some("hdd"));
+    let sequential = !w.rw.is_random();
+    // Without a runtime, a sequential job given a region reads (writes) it once.
+    let coverage = w.runtime.is_none() && sequential && w.region_given;
+    let runtime_ns = match w.runtime {
+        Some(r) => r.nanos(),
+        None => SimDuration::from_secs_f64(if any_hdd { DEFAULT_HDD_RUNTIME_S } else { DEFAULT_SSD_RUNTIME_S }).nanos(),
+    };
+    let ramp_ns = match (w.ramp, coverage) {
+        (_, true) => 0,
+        (Some(r), _) => r.nanos(),
+        (None, _) => runtime_ns / 10,
+    };
+    (coverage, ramp_ns, runtime_ns)
+}
+
+/// The simulated time a time-based run will cover, ramp included; `None` for a run that
+/// covers each drive's region once (its length depends on the rates it reaches).
+pub fn planned_sim_time(t: &Topology, w: &Workload) -> Result<Option<SimDuration>, SimError> {
+    let targets = target_drives(t, w)?;
+    let (coverage, ramp_ns, runtime_ns) = plan(t, w, &targets);
+    Ok((!coverage).then(|| SimDuration::from_nanos(ramp_ns.saturating_add(runtime_ns))))
+}
+
 struct Sim {
     sched: Scheduler<Ev>,
     graph: ResourceGraph,
@@ -292,21 +319,7 @@ impl Sim {
         }
         let graph = ResourceGraph::new(t);
         let bs = w.bs.get() as f64;
-        let any_hdd = targets.iter().any(|&d| t.nodes[d].text("class") == Some("hdd"));
-        let sequential = !w.rw.is_random();
-        // Without a runtime, a sequential job given a region reads (writes) it once.
-        let coverage = w.runtime.is_none() && sequential && w.region_given;
-        let runtime_ns = match w.runtime {
-            Some(r) => r.nanos(),
-            None => {
-                SimDuration::from_secs_f64(if any_hdd { DEFAULT_HDD_RUNTIME_S } else { DEFAULT_SSD_RUNTIME_S }).nanos()
-            }
-        };
-        let ramp_ns = match (w.ramp, coverage) {
-            (_, true) => 0,
-            (Some(r), _) => r.nanos(),
-            (None, _) => runtime_ns / 10,
-        };
+        let (coverage, ramp_ns, runtime_ns) = plan(t, w, &targets);
         // Port multipliers in use.
         let mut pms: Vec<PmSt> = Vec::new();
         let mut pm_of_node: Vec<Option<u32>> = vec![None; t.nodes.len()];

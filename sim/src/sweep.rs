@@ -121,14 +121,13 @@ pub fn workload_bound(t: &Topology, w: &Workload) -> Option<f64> {
     Some(bound_with_share(t, &g, &drives, mix, share, w.bs.get(), w.rw.is_random()).total_mb_s)
 }
 
-/// Runs one point: the topology with its overrides, the workload with its values.
-fn run_point(
+/// One point's topology (`None`: the base one, when the point overrides no part figure)
+/// and workload.
+fn point_setup(
     t: &Topology,
     base: &WorkloadSpec,
     axes: &[(&Axis, &String)],
-    replications: u32,
-    opts: &SimOptions,
-) -> Result<(Report, Option<f64>), String> {
+) -> Result<(Option<Topology>, Workload), String> {
     let mut spec = base.clone();
     let mut overrides = Vec::new();
     for (axis, v) in axes {
@@ -141,16 +140,46 @@ fn run_point(
     }
     // Only a point that overrides a part figure needs a topology of its own (a clone of the
     // 24-bay build's topology costs as much as simulating its one-drive point).
-    let owned;
-    let topo = if overrides.is_empty() {
-        t
-    } else {
-        owned = t.with_overrides(&overrides).map_err(|e| e.to_string())?;
-        &owned
-    };
+    let owned =
+        if overrides.is_empty() { None } else { Some(t.with_overrides(&overrides).map_err(|e| e.to_string())?) };
     let w = spec.resolve().map_err(|errs| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))?;
+    Ok((owned, w))
+}
+
+/// Runs one point: the topology with its overrides, the workload with its values.
+fn run_point(
+    t: &Topology,
+    base: &WorkloadSpec,
+    axes: &[(&Axis, &String)],
+    replications: u32,
+    opts: &SimOptions,
+) -> Result<(Report, Option<f64>), String> {
+    let (owned, w) = point_setup(t, base, axes)?;
+    let topo = owned.as_ref().unwrap_or(t);
     let r = replicate(topo, &w, replications, opts).map_err(|e| e.to_string())?;
     Ok((r, workload_bound(topo, &w)))
+}
+
+fn combinations(axes: &[Axis]) -> Vec<Vec<(&Axis, &String)>> {
+    let mut combos: Vec<Vec<(&Axis, &String)>> = vec![Vec::new()];
+    for a in axes {
+        combos =
+            combos.into_iter().flat_map(|c| a.values.iter().map(move |v| [c.clone(), vec![(a, v)]].concat())).collect();
+    }
+    combos
+}
+
+/// The sweep's costliest point by the same rough measure that orders the points (most
+/// drives, deepest queues, smallest blocks), for estimating a sweep's wall time from one
+/// run: its topology (`None`: the base one) and workload.
+pub fn costliest_point(
+    t: &Topology,
+    base: &WorkloadSpec,
+    axes: &[Axis],
+) -> Result<(Option<Topology>, Workload), String> {
+    let combos = combinations(axes);
+    let c = combos.iter().max_by(|a, b| cost_hint(a).total_cmp(&cost_hint(b))).ok_or("a sweep without points")?;
+    point_setup(t, base, c)
 }
 
 /// Runs a sweep over one or two axes; `on_point` is called (from any thread) as points finish.
@@ -162,11 +191,7 @@ pub fn sweep(
     opts: &SimOptions,
     on_point: &(dyn Fn() + Sync),
 ) -> Sweep {
-    let mut combos: Vec<Vec<(&Axis, &String)>> = vec![Vec::new()];
-    for a in axes {
-        combos =
-            combos.into_iter().flat_map(|c| a.values.iter().map(move |v| [c.clone(), vec![(a, v)]].concat())).collect();
-    }
+    let combos = combinations(axes);
     let cancelled = AtomicBool::new(false);
     // Start the costliest points first (largest first balances two or more workers best);
     // results are put back in point order, so the output does not depend on scheduling.

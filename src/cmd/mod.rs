@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod check;
 pub mod compare;
 pub mod discover;
+pub mod estimate;
 pub mod fit;
 pub mod measure;
 pub mod report;

@@ -100,6 +100,18 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
         ("70/30 read/write mix against active drives (128 KiB, QD 16)", mix, active, false),
         ("4 KiB random read against queue depth, all drives", rand, depth, false),
     ];
+    let full_w = spec("read", "1m", 8, &a.runtime).resolve().map_err(|e| CliError::usage(anyhow::anyhow!("{e:?}")))?;
+    if let Ok(p) = super::estimate::pilot(&t, &full_w) {
+        // Three sweeps over 1..N drives (N/2 full-load runs each, on average) and six
+        // all-drive queue depths, each about one full-load run.
+        let (sim_s, per_s) = p.rate();
+        let runs = 3.0 * (n as f64 + 1.0) / 2.0 + 6.0;
+        if let Some(msg) = super::estimate::warning("this report", sim_s, per_s, runs)
+            && !a.quiet
+        {
+            eprintln!("warning: {msg}");
+        }
+    }
     let bar = show_progress(a.quiet).then(|| indicatif::ProgressBar::new((plan.len() * n + 6) as u64));
     let clock = wall_clock();
     let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
@@ -117,12 +129,7 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
         let svg = sweep_svg_string(&sweep, m, &PlotOptions { width: 900, height: 520, ..Default::default() }).ok();
         sections.push(HtmlSection::for_sweep(title, &sweep, svg));
     }
-    let full = iopath_sim::simulate(
-        &t,
-        &spec("read", "1m", 8, &a.runtime).resolve().map_err(|e| CliError::usage(anyhow::anyhow!("{e:?}")))?,
-        &opts,
-    )
-    .map_err(super::simulate::sim_error)?;
+    let full = iopath_sim::simulate(&t, &full_w, &opts).map_err(super::simulate::sim_error)?;
     partial |= full.partial;
     if let Some(b) = &bar {
         b.finish_and_clear();

@@ -41,7 +41,20 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
     let w = resolve_workload(&spec)?;
     let clock = wall_clock();
     let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
-    let report = iopath_sim::replicate(&topo, &w, a.replications, &opts).map_err(sim_error)?;
+    let pilot = super::estimate::pilot(&topo, &w).map_err(sim_error)?;
+    let report = match pilot {
+        // Finished (or stopped by Ctrl-C) within the pilot: that run is the answer.
+        super::estimate::Pilot::Done(r) if a.replications == 1 || r.partial => *r,
+        p => {
+            let (sim_s, per_s) = p.rate();
+            if let Some(msg) = super::estimate::warning("this run", sim_s, per_s, f64::from(a.replications))
+                && !a.quiet
+            {
+                eprintln!("warning: {msg}");
+            }
+            iopath_sim::replicate(&topo, &w, a.replications, &opts).map_err(sim_error)?
+        }
+    };
     if report.cost.ios == 0 && !report.partial {
         eprintln!(
             "warning: no I/O completed in the {:.3} s measured window; the numbers are zeros, not a \

@@ -145,6 +145,19 @@ pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
         measured.extend(load_measured(m)?);
     }
     let total: usize = axes.iter().map(|x| x.values.len()).product();
+    // A point that cannot run fails on its own, in the sweep; only a runnable one is timed.
+    if let Ok((owned, w)) = iopath_sim::costliest_point(&topo, &base, &axes)
+        && let Ok(p) = super::estimate::pilot(owned.as_ref().unwrap_or(&topo), &w)
+    {
+        let (sim_s, per_s) = p.rate();
+        let runs = total as f64 * f64::from(a.replications);
+        let what = format!("this sweep of {total} points");
+        if let Some(msg) = super::estimate::warning(&what, sim_s, per_s, runs)
+            && !a.quiet
+        {
+            eprintln!("warning: {msg} (the estimate times the costliest point)");
+        }
+    }
     let bar = if show_progress(a.quiet) {
         let b = indicatif::ProgressBar::new(total as u64);
         b.set_style(
