@@ -232,6 +232,48 @@ mod interrupt {
     }
 }
 
+mod interrupt_other_commands {
+    use super::*;
+
+    #[test]
+    fn an_interrupted_fit_exits_130_and_writes_no_part_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let parts = dir.path().join("pm.toml");
+        let data = root("tests/data/calibration/marvell9172-fbs-5drives.csv");
+        let args = [
+            "fit",
+            PM5,
+            data.to_str().unwrap(),
+            "--free",
+            "pm.upstream_efficiency",
+            "--sim-runtime",
+            "3600",
+            "--out",
+            parts.to_str().unwrap(),
+            "--quiet",
+        ];
+        // Before: exit 1, as for a failed simulation.
+        let (out, _) = interrupt(&args, Duration::from_secs(1), DEADLINE);
+        assert_eq!(out.status.code(), Some(130), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+        assert!(!parts.exists(), "figures fitted to interrupted simulations are not written");
+    }
+
+    #[test]
+    fn an_interrupted_report_exits_130_and_marks_its_page_partial() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out_dir = dir.path().join("report");
+        let args = ["report", PM5, "--runtime", "3000s", "--out", out_dir.to_str().unwrap(), "--quiet"];
+        // Before: exit 1.
+        let (out, _) = interrupt(&args, Duration::from_secs(1), DEADLINE);
+        assert_eq!(out.status.code(), Some(130), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        let html = std::fs::read_to_string(out_dir.join("report.html")).expect("report.html is still written");
+        assert!(html.contains("partial"), "the page says it is partial");
+        let r = json(&std::fs::read(out_dir.join("report.json")).expect("report.json"), "report.json");
+        assert_eq!(r["partial"], true);
+    }
+}
+
 mod ranges {
     use super::*;
 

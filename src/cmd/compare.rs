@@ -50,6 +50,10 @@ pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
     let (topo, opts) = a.measured.topology_and_options(cat)?;
     let (points, _) = load_points(&a.measured.measurements, &a.measured.map, &topo)?;
     let reports = calibrate::predict_reports(&topo, &points, &opts);
+    let interrupted = opts.cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed));
+    if interrupted {
+        eprintln!("warning: interrupted: predictions after Ctrl-C cover only part of their runs");
+    }
     let mut rows = Vec::new();
     let mut sim = Vec::new();
     for (p, r) in points.iter().zip(reports) {
@@ -152,5 +156,5 @@ pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
         }
         print_text(&s)?;
     }
-    Ok(0)
+    Ok(if interrupted { super::EXIT_INTERRUPTED } else { 0 })
 }
