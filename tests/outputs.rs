@@ -228,6 +228,26 @@ mod refused_paths {
         assert!(o.stdout.is_empty(), "refused after the run");
     }
 
+    /// The policy is about the last component only: a symlinked directory above the output
+    /// is followed, and the file lands in the real directory.
+    #[test]
+    fn a_symlinked_directory_above_the_output_is_followed() {
+        let d = scratch("linkdir");
+        let real = d.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, d.path().join("via")).unwrap();
+        let (what, args) = &single_file_writers(d.path())[0];
+        let o = run_with(args, &d.path().join("via/r.json"));
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        let r: Value = serde_json::from_slice(&std::fs::read(real.join("r.json")).unwrap()).unwrap();
+        assert_eq!(r["kind"], "simulated");
+        let (what, args) = &set_writers(d.path())[0];
+        let o = run_with(args, &d.path().join("via/sweep"));
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        assert!(real.join("sweep/sweep.json").is_file(), "{what}: the set is not in the real directory");
+        assert_eq!(temporaries(&real), Vec::<String>::new());
+    }
+
     /// A directory where a file is expected, and a file where a directory is expected.
     #[test]
     fn a_directory_for_a_file_and_a_file_for_a_directory_are_refused() {

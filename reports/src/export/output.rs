@@ -314,7 +314,10 @@ fn swap_in(new: &Path, dir: &Path, parent: &Path) -> io::Result<()> {
 fn swap_by_renames(new: &Path, dir: &Path, parent: &Path) -> io::Result<()> {
     let aside = tempfile::Builder::new().prefix(&format!("{OLD_PREFIX}{}-", std::process::id())).tempdir_in(parent)?;
     let aside = aside.keep();
-    fs::rename(dir, &aside)?;
+    if let Err(e) = fs::rename(dir, &aside) {
+        let _ = fs::remove_dir(&aside);
+        return Err(e);
+    }
     if let Err(e) = fs::rename(new, dir) {
         let _ = fs::rename(&aside, dir);
         return Err(e);
