@@ -464,7 +464,8 @@ mod output_sets {
     }
 
     /// The kill -9 half of item 11: 100 runs of `sweep --out DIR` killed at seeded random
-    /// moments over the whole run (half of them aimed at the writing phase). After every
+    /// moments: half over the whole run, half within the writing phase (a random time after
+    /// the run's staging directory appears). After every
     /// kill DIR holds exactly the old set or exactly the new one, byte for byte (run-time
     /// fields aside); a kill may leave a staging directory next to DIR, which the next run
     /// that writes there removes, so after a final normal run no temporary remains.
@@ -487,30 +488,57 @@ mod output_sets {
         for (name, bytes) in &sets[0] {
             assert_ne!(Some(bytes), sets[1].get(name), "{name} is the same in both sets; a mix would not show");
         }
-        // How long a run takes with and without writing (medians of 3; the first run above
-        // may have been slow, loading the binary).
-        let median = |out: Option<&Path>| {
-            let mut t: Vec<Duration> = (0..3).map(|_| ok(sweep(bs[0], &extra, out))).collect();
-            t.sort();
-            t[1]
-        };
-        let no_out = median(None);
-        let full = median(Some(&dir));
+        ok(sweep(bs[0], &extra, Some(&dir)));
         let mut current = 0;
+        // When, after the spawn, the staging directory exists and when the run ends (medians
+        // of 3 runs watched by polling), so half the kills can aim at the writing itself.
+        let mut windows = Vec::new();
+        for _ in 0..3 {
+            current = 1 - current;
+            let t = Instant::now();
+            let mut child = sweep(bs[current], &extra, Some(&dir)).spawn().unwrap();
+            let (mut first, mut last) = (None, None);
+            while child.try_wait().unwrap().is_none() {
+                if temporaries(parent.path()).iter().any(|n| n.starts_with(".iopath-stage-")) {
+                    first.get_or_insert(t.elapsed());
+                    last = Some(t.elapsed());
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            windows.push((first, last, t.elapsed()));
+        }
+        let med = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let full_s = med(windows.iter().map(|w| w.2.as_secs_f64()).collect());
+        let seen: Vec<_> = windows.iter().filter_map(|w| Some((w.0?.as_secs_f64(), w.1?.as_secs_f64()))).collect();
+        let (stage_from, stage_to) = if seen.is_empty() {
+            (0.5 * full_s, full_s) // too brief to see: aim at the second half
+        } else {
+            (med(seen.iter().map(|w| w.0).collect()), med(seen.iter().map(|w| w.1).collect()))
+        };
         let (trials, mut finished, mut during_write, mut old, mut new) = (100, 0, 0, 0, 0);
         let mut rng = Rng(11);
-        let full_s = full.as_secs_f64();
-        let write_from = (no_out.as_secs_f64() * 0.8).min(full_s);
         let t0 = Instant::now();
         for trial in 0..trials {
             let next = 1 - current;
+            let mut child = sweep(bs[next], &extra, Some(&dir)).spawn().unwrap();
+            let stage = format!(".iopath-stage-{}-", child.id());
             let delay = if trial % 2 == 0 {
                 rng.next_f64() * full_s * 1.5
             } else {
-                write_from + rng.next_f64() * (full_s * 1.1 - write_from)
+                // Aimed: wait until this run's staging directory exists (timing alone misses
+                // it on a loaded machine), then kill within the writing window.
+                let spawned = Instant::now();
+                while child.try_wait().unwrap().is_none()
+                    && !temporaries(parent.path()).iter().any(|n| n.starts_with(&stage))
+                    && spawned.elapsed().as_secs_f64() < 2.0 * full_s + 1.0
+                {
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+                rng.next_f64() * (stage_to - stage_from)
             };
-            let mut child = sweep(bs[next], &extra, Some(&dir)).spawn().unwrap();
-            let stage = format!(".iopath-stage-{}-", child.id());
             std::thread::sleep(Duration::from_secs_f64(delay));
             if child.try_wait().unwrap().is_some() {
                 finished += 1;
@@ -537,9 +565,12 @@ mod output_sets {
                 break;
             }
             assert!(attempt < 100, "no kill left a staging directory behind in 100 attempts");
-            let delay = write_from + rng.next_f64() * (full_s - write_from);
             let mut child = sweep(bs[1 - current], &extra, Some(&dir)).spawn().unwrap();
-            std::thread::sleep(Duration::from_secs_f64(delay));
+            while child.try_wait().unwrap().is_none()
+                && !temporaries(parent.path()).iter().any(|n| n.starts_with(".iopath-stage-"))
+            {
+                std::thread::sleep(Duration::from_micros(100));
+            }
             let _ = child.kill();
             child.wait().unwrap();
             current = classify(&dir, &sets).unwrap_or_else(|why| panic!("extra kill {attempt}: {why}"));
@@ -549,12 +580,13 @@ mod output_sets {
         ok(sweep(bs[next], &extra, Some(&dir)));
         let left = temporaries(parent.path());
         eprintln!(
-            "kill -9 during sweep --out: {trials} trials in {:.1} s (one run {:.0} ms, {:.0} ms without --out): \
+            "kill -9 during sweep --out: {trials} trials in {:.1} s (one run {:.0} ms, staging dir seen {:.0}..{:.0} ms): \
              {finished} finished before the kill, {during_write} killed while writing, old set {old}, new set {new}, \
              mixed 0; temporaries left by the kills {left_by_kills}, after the next run {}",
             t0.elapsed().as_secs_f64(),
             full_s * 1e3,
-            no_out.as_secs_f64() * 1e3,
+            stage_from * 1e3,
+            stage_to * 1e3,
             left.len()
         );
         assert_eq!(classify(&dir, &sets), Ok(next), "the final run did not write its set");
