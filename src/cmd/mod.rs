@@ -8,6 +8,7 @@ pub mod discover;
 pub mod estimate;
 pub mod fit;
 pub mod measure;
+pub mod output;
 pub mod report;
 pub mod schema;
 pub mod simulate;
