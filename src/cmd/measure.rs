@@ -88,12 +88,17 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         }
         (Some(p), true) => {
             let t = super::load_topology(p, catalog, &[])?;
+            // A relative dev names a file next to the topology, wherever iopath runs from.
+            let base = p.parent().unwrap_or(Path::new(""));
             let pool: Vec<TargetSpec> = t
                 .drives
                 .iter()
                 .map(|&ix| {
                     let n = &t.nodes[ix];
-                    TargetSpec { id: n.id.clone(), path: n.dev.clone().map(PathBuf::from).unwrap_or_default() }
+                    TargetSpec {
+                        id: n.id.clone(),
+                        path: n.dev.as_deref().filter(|d| !d.is_empty()).map(|d| base.join(d)).unwrap_or_default(),
+                    }
                 })
                 .collect();
             let name = t.name.clone();
