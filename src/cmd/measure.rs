@@ -41,8 +41,9 @@ pub struct MeasureArgs {
     /// Allow writes (write, randwrite, rw, randrw, copy destinations): destroys data there
     #[arg(long)]
     pub allow_write: bool,
-    /// Allow writing over the partition table or filesystem on this exact device (repeatable)
-    #[arg(long, value_name = "DEVICE")]
+    /// Allow writing over the partition table, filesystem or other data on this exact device
+    /// or existing file (repeatable)
+    #[arg(long, value_name = "PATH")]
     pub destroy_data_on: Vec<PathBuf>,
     /// Size of file targets that are created ("1g"); default 256m
     #[arg(long, value_name = "SIZE")]
