@@ -209,8 +209,7 @@ fn case(
 #[test]
 fn every_format_is_refused_and_left_byte_identical() {
     if let Some(why) = unavailable() {
-        assert!(!in_ci(), "the gate corpus must run in CI: {why}");
-        eprintln!("skipped: {why}");
+        rig::skip(&why);
         return;
     }
     let root = Rig::new("corpus").unwrap();

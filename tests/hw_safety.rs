@@ -14,8 +14,7 @@ fn skip() -> bool {
     match rig::available() {
         Ok(()) => false,
         Err(why) => {
-            assert!(std::env::var_os("CI").is_none(), "the write-gate tests must run in CI: {why}");
-            eprintln!("skipped: {why}");
+            rig::skip(&why);
             true
         }
     }

@@ -17,8 +17,7 @@ fn scratch(tag: &str) -> Option<tempfile::TempDir> {
     let base = rig::scratch_dir();
     if iopath_validate::target::memory_fs(&base).is_some() {
         let why = format!("no disk-backed scratch directory ({} is a memory filesystem)", base.display());
-        assert!(std::env::var_os("CI").is_none(), "{why}");
-        eprintln!("skipped: {why}");
+        rig::skip(&why);
         return None;
     }
     Some(tempfile::Builder::new().prefix(&format!("iopath-{tag}-")).tempdir_in(base).unwrap())

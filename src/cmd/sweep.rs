@@ -34,7 +34,9 @@ pub struct SweepArgs {
     /// Print the sweep as one JSON document.
     #[arg(long)]
     pub json: bool,
-    /// Write sweep.json, sweep.csv, sweep.md and plots (SVG, PNG) into this directory.
+    /// Write sweep.json, sweep.csv, sweep.md and plots (SVG, PNG) as this directory: built
+    /// aside and swapped in whole, so it never mixes two runs' files. An existing DIR must
+    /// hold only those files; a symbolic link as DIR is refused.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// No progress on stderr.
@@ -135,6 +137,9 @@ pub fn load_measured(path: &Path) -> CliResult<Vec<MeasuredSeries>> {
 }
 
 pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
+    if let Some(dir) = &a.out {
+        super::output::check_dir("--out", dir, iopath_reports::export::SWEEP_SET)?;
+    }
     let topo = load_topology(&a.topology, cat, &a.set)?;
     let axes = axes_of(&mut a.workload, &a.vary)?;
     let base = a.workload.spec(&topo)?;
@@ -171,7 +176,7 @@ pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
     if let Some(dir) = &a.out {
         let opts = PlotOptions::default();
         let written = iopath_reports::export::write_sweep_outputs(dir, &sweep, &measured, &opts)
-            .map_err(|e| CliError::runtime(anyhow::anyhow!("{e}")))?;
+            .map_err(|e| super::output::error("--out", e))?;
         if !a.quiet {
             for p in written {
                 eprintln!("wrote {}", p.display());

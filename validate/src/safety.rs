@@ -977,8 +977,7 @@ mod tests {
         match crate::blkid::probe_fd(std::os::fd::AsRawFd::as_raw_fd(&f)) {
             Ok(v) => assert!(v.is_empty(), "{v:?}"),
             Err(e) => {
-                assert!(std::env::var_os("CI").is_none(), "libblkid must work in CI: {e}");
-                eprintln!("skipped: {e}");
+                crate::rig::skip(&format!("libblkid does not work here: {e}"));
             }
         }
         // Both layers together: nothing on a blank image.
