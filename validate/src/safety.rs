@@ -987,6 +987,50 @@ mod tests {
     }
 
     #[test]
+    fn a_file_behind_a_loop_device_or_in_swap_is_refused_by_inode() {
+        // A sysfs tree with one loop device whose backing file is `a.img` (a device number
+        // no /dev node has, so the gate reads the backing file's path, not the ioctl).
+        let d = tempfile::tempdir().unwrap();
+        let img = d.path().join("a.img");
+        std::fs::write(&img, vec![0u8; 64 << 10]).unwrap();
+        let sysfs = d.path().join("sys");
+        let l = sysfs.join("block/loop99");
+        std::fs::create_dir_all(l.join("loop")).unwrap();
+        std::fs::write(l.join("dev"), "250:99\n").unwrap();
+        std::fs::write(l.join("loop/backing_file"), format!("{}\n", img.display())).unwrap();
+        let sys = System { sysfs, mountinfo: String::new(), swaps: String::new() };
+        let loops = loop_devices(&sys.sysfs);
+        assert_eq!(loops.len(), 1, "{loops:?}");
+        let Some(Identity::File(dev, ino)) = identity(&img) else { panic!("a.img is a file") };
+        assert_eq!(loops[0].backing_inode, Some((dev, ino)));
+        // Through a hard link (another name, the same inode) it is refused whatever the flags.
+        let link = d.path().join("b.img");
+        std::fs::hard_link(&img, &link).unwrap();
+        let e = check_file_write(&sys, &link, std::slice::from_ref(&link), false).unwrap_err();
+        assert_eq!(e.kind, RefusalKind::Held, "{e}");
+        assert!(e.found.contains("/dev/loop99") && e.fix.contains("losetup -d"), "{e}");
+        // A file listed in /proc/swaps, by another path to it, likewise.
+        let other = d.path().join("c.img");
+        std::fs::write(&other, vec![0u8; 64 << 10]).unwrap();
+        let via = d.path().join("via");
+        std::os::unix::fs::symlink(&other, &via).unwrap();
+        let swapping = System {
+            swaps: format!("Filename\tType\tSize\tUsed\tPriority\n{}\tfile\t60\t0\t-2\n", via.display()),
+            ..sys.clone()
+        };
+        let e = check_file_write(&swapping, &other, std::slice::from_ref(&other), false).unwrap_err();
+        assert_eq!(e.kind, RefusalKind::Swap, "{e}");
+        // A blank file that nothing uses is cleared (when libblkid can look at it).
+        match check_file_write(&sys, &other, &[], false) {
+            Ok(c) => assert!(c.destroyed.is_empty()),
+            Err(e) => {
+                assert!(crate::blkid::available().is_err(), "a blank unused file must be writable: {e}");
+                assert!(e.found.contains("unidentified data"), "{e}");
+            }
+        }
+    }
+
+    #[test]
     fn md_090_superblock_at_the_end() {
         let size = 4u64 << 20;
         let off = (size & !(65536 - 1)) - 65536;
