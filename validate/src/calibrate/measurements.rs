@@ -220,7 +220,7 @@ fn report_point(label: &str, r: &Value, topo: &Topology, opts: &LoadOptions) -> 
         iodepth: u32_of("iodepth"),
         numjobs: u32_of("numjobs"),
         rwmixread: u32_of("rwmixread"),
-        region: w.get("region").and_then(Value::as_f64).filter(|f| *f < 1.0).map(|f| f.to_string()),
+        region: w.get("region").and_then(Value::as_f64).filter(|f| *f < 1.0).map(|f| format!("{}%", f * 100.0)),
         seed: w.get("seed").and_then(Value::as_u64),
         ..Default::default()
     };
