@@ -13,6 +13,8 @@
 //! - [`sweep`]: a sweep point is the same run as `simulate`; `--out` writes every export;
 //!   widening an uplink never slows a sweep down.
 //! - [`overrides`]: `--set` changes the physics it names (FIS-based switching).
+//! - [`values`]: every value is checked by its kind before anything runs (issue #11, items
+//!   9 and 11): bad part figures, lists and ranges exit 2 and name the option that gave them.
 //!
 //! Runs are short (`--runtime 0.2s`, a few drives of the big topologies) so the whole file
 //! stays fast in the test profile.
@@ -231,7 +233,8 @@ mod exit_codes {
     #[test]
     fn bad_configs_exit_2_with_position_and_message() {
         for f in toml_files("tests/bad-configs") {
-            let text = std::fs::read_to_string(&f).unwrap();
+            // Lossy: one file of the corpus is deliberately not UTF-8.
+            let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).to_string();
             let header = |tag: &str| text.lines().find_map(|l| l.strip_prefix(tag)).map(|s| s.trim().to_string());
             let expect = header("# expect:").unwrap_or_else(|| panic!("{}: no `# expect:` line", f.display()));
             let rel = f.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().to_str().unwrap().trim_start_matches('/');
@@ -530,5 +533,121 @@ mod overrides {
         let cbs = run(&["--set", "pm.fbs=false"]);
         assert!(cbs < fbs, "CBS {cbs} MB/s is not below FBS {fbs} MB/s");
         assert!(cbs > 0.0, "CBS moved nothing");
+    }
+}
+
+mod values {
+    use super::*;
+
+    const ASM: &str = "configs/asm1166-6ssd.toml";
+
+    /// Runs `iopath ARGS`, asserts exit 2, and returns stdout and stderr.
+    fn usage_error(args: &[&str]) -> (String, String) {
+        let out = iopath().args(args).output().unwrap();
+        let (stdout, stderr) =
+            (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
+        assert_eq!(out.status.code(), Some(2), "iopath {}: expected exit 2\n{stdout}\n{stderr}", args.join(" "));
+        (stdout, stderr)
+    }
+
+    #[test]
+    fn bad_part_figures_on_the_command_line_exit_2_and_name_the_option() {
+        // Each of these used to run (exit 0); the uplink ones as an "internal link" at
+        // 3,280 MB/s instead of the PCIe 3.0 x2 limit of 1,779.9 MB/s.
+        for (set, want) in [
+            ("hba.uplink=bogus", "not a link name"),
+            ("hba.uplink=sas3", "not a PCIe link"),
+            ("hba.uplink=sata1", "not a PCIe link"),
+            ("hba.uplink=pcie9", "PCIe has generations 1 to 5"),
+            ("hba.uplink=pcie3x-1", "not a number of lanes"),
+            ("hba.uplink=pcie3x3", "not a PCIe width"),
+            ("hba.lanes=2.5", "found 2.5"),
+            ("hba.sata_gen=2.5", "whole number"),
+            ("hba.pm_support=bogus", "one of none, cbs, fbs"),
+            ("D.class=tape", "one of ssd, hdd, nvme"),
+            ("D.interface=bogus", "one of sata, sas, nvme"),
+            ("hba.mps=nan", "found NaN"),
+        ] {
+            let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--set", set]);
+            assert!(err.contains(&format!("--set {set}: ")), "--set {set}: not attributed to the option:\n{err}");
+            assert!(err.contains(want), "--set {set}: no {want:?} in\n{err}");
+            assert!(!err.contains(ASM), "--set {set}: blamed on the topology file:\n{err}");
+            assert!(!err.contains("Num(") && !err.contains("Str("), "debug text in\n{err}");
+        }
+        // A real generation still applies: PCIe 2.0 x2 is slower than the card's 3.0 x2.
+        let r =
+            json_of(&["simulate", ASM, "--rw", "read", "--bs", "1m", "--iodepth", "8", "--runtime", "50ms", "--json"]);
+        let slow = json_of(&[
+            "simulate",
+            ASM,
+            "--rw",
+            "read",
+            "--bs",
+            "1m",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "50ms",
+            "--json",
+            "--set",
+            "hba.uplink=pcie2",
+        ]);
+        assert!(num(&slow, "total.mb_s") < 0.7 * num(&r, "total.mb_s"), "{slow:#}");
+    }
+
+    #[test]
+    fn workload_lists_refuse_duplicates_zero_runs_and_bare_regions() {
+        let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--drives", "D,D"]);
+        assert!(err.contains("\"D\" is named twice"), "{err}");
+        let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--drives", "D,,E"]);
+        assert!(err.contains("empty"), "{err}");
+        let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--replications", "0"]);
+        assert!(err.contains("--replications 0"), "{err}");
+        for (region, hint) in [("0.5", "write 50%"), ("50", "write 50%")] {
+            let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--region", region]);
+            assert!(err.contains(hint), "--region {region}: {err}");
+        }
+        iopath().args(["simulate", ASM, "--runtime", "10ms", "--region", "50%"]).assert().success();
+    }
+
+    #[test]
+    fn sweep_checks_every_point_before_running_any() {
+        // Each used to run the good points, print a table with FAILED rows and exit 1.
+        for (args, want) in [
+            (&["--bs", "0,4k"][..], "--bs 0: "),
+            (&["--iodepth", "0..10"], "--iodepth 0: "),
+            (&["--numjobs", "0,1"], "--numjobs 0: "),
+            (&["--active", "1..7"], "only 6 drives"),
+            (&["--active", "1..1000000"], "only 6 drives"),
+            (&["--vary", "hba.nope=1,2"], "--vary hba.nope=1: "),
+            (&["--vary", "hba.mps=nan,inf"], "--vary hba.mps=inf: "),
+            (&["--vary", "hba.lanes=1,2,,4"], "value 3 of 4 is empty"),
+            (&["--active", "1..2", "--copy", "D:X"], "no drive has id \"X\""),
+            (&["--active", "1..2", "--replications", "0"], "--replications 0"),
+        ] {
+            let mut full = vec!["sweep", ASM, "--runtime", "10ms", "--quiet"];
+            full.extend_from_slice(args);
+            let (out, err) = usage_error(&full);
+            assert!(err.contains(want), "sweep {}: no {want:?} in\n{err}", args.join(" "));
+            assert!(out.is_empty(), "sweep {}: points ran:\n{out}", args.join(" "));
+            assert!(!err.contains("is not a range"), "{err}");
+        }
+        // Every bad value is listed, not only the first.
+        let (_, err) = usage_error(&["sweep", ASM, "--runtime", "10ms", "--bs", "0,4k,100"]);
+        assert!(err.contains("--bs 0: ") && err.contains("--bs 100: "), "{err}");
+        // simulate agrees on the unknown drive of a copy.
+        let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--copy", "D:X"]);
+        assert!(err.contains("no drive has id \"X\""), "{err}");
+    }
+
+    #[test]
+    fn a_target_given_twice_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.bin");
+        let p = f.to_str().unwrap();
+        let (_, err) = usage_error(&["measure", "--target", p, "--target", p, "--runtime", "10ms", "--size", "1m"]);
+        assert!(err.contains("given twice"), "{err}");
+        assert!(!err.contains("another program"), "{err}");
+        assert!(!f.exists(), "the target was created before the check");
     }
 }
