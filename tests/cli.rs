@@ -651,3 +651,205 @@ mod values {
         assert!(!f.exists(), "the target was created before the check");
     }
 }
+
+/// Command-line fuzz (issue #11): at least 400 odd command lines against the real binary,
+/// from a fixed-seed ChaCha8 stream, each run tiny (`--runtime 10ms`, small topologies,
+/// sweeps of a few points). Checked for each: no panic or crash, exit 0 or 2 (bad input is
+/// never a run-time failure), and every exit 2 located: its first error names a file
+/// position (`FILE:LINE:COL`) or the command-line option at fault (`--bs 0: ...`). A
+/// wall-time budget stops generation; the test asserts the minimum was reached.
+/// `cargo test --test cli fuzz -- --nocapture` prints the tally.
+mod fuzz {
+    use super::*;
+    use rand::{RngExt, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use std::time::{Duration, Instant};
+
+    const SEED: u64 = 0x11_0400;
+    const MIN_CASES: usize = 400;
+    const CASES_PER_WORKER: usize = 300;
+    const BUDGET: Duration = Duration::from_secs(100);
+
+    const CONFIGS: &[(&str, &[&str])] = &[
+        ("configs/asm1166-6ssd.toml", &["D", "E", "F", "hba"]),
+        ("configs/9207-8i-8ssd.toml", &["ssd0", "ssd1", "ssd7", "hba"]),
+        ("configs/z87-extreme6.toml", &["intel_ssd", "asm_ssd", "lsi_ssd", "asm", "lsi"]),
+    ];
+    const FIGS: &[&str] = &[
+        "uplink",
+        "lanes",
+        "mps",
+        "ports",
+        "sata_gen",
+        "pm_support",
+        "class",
+        "interface",
+        "seq_read_mb_s",
+        "dma_read_efficiency",
+        "fbs",
+        "nope",
+        "",
+    ];
+    const VALUES: &[&str] = &[
+        "bogus", "2.5", "nan", "inf", "-1", "0", "1", "2", "4", "256", "true", "pcie3x-1", "pcie3x3", "sas3", "pcie2",
+        "pcie3x1", "dmi3", "internal", "tape", "ssd", "fbs", "550MB/s", "", "a=b", ",", "1e400",
+    ];
+
+    fn pick<'a>(rng: &mut ChaCha8Rng, xs: &[&'a str]) -> &'a str {
+        xs[rng.random_range(0..xs.len())]
+    }
+
+    /// One odd command line: a subcommand, a topology, and a few options, some wrong.
+    fn command_line(rng: &mut ChaCha8Rng) -> Vec<String> {
+        let (config, ids) = CONFIGS[rng.random_range(0..CONFIGS.len())];
+        let id =
+            |rng: &mut ChaCha8Rng| if rng.random_bool(0.85) { pick(rng, ids) } else { pick(rng, &["X", "", "host"]) };
+        let sub = pick(rng, &["check", "simulate", "simulate", "sweep", "sweep"]);
+        let mut a: Vec<String> = vec![sub.into(), config.into()];
+        let push = |a: &mut Vec<String>, k: &str, v: String| {
+            a.push(k.to_string());
+            a.push(v);
+        };
+        if sub != "check" {
+            let runtime =
+                if rng.random_bool(0.9) { "10ms" } else { pick(rng, &["0", "-5ms", "abc", "", "10 parsecs"]) };
+            push(&mut a, "--runtime", runtime.into());
+            push(&mut a, "--quiet", String::new());
+            a.pop();
+        }
+        for _ in 0..rng.random_range(0..4) {
+            match rng.random_range(0..16) {
+                0 | 1 => {
+                    let v = format!("{}.{}={}", id(rng), pick(rng, FIGS), pick(rng, VALUES));
+                    push(&mut a, "--set", v);
+                }
+                2 => push(&mut a, "--rw", pick(rng, &["read", "randwrite", "randrw", "sideways", ""]).into()),
+                3 if sub != "sweep" => {
+                    push(&mut a, "--bs", pick(rng, &["4k", "0", "100", "1m", "64m", "65m", "-4k", "1.5k", ""]).into())
+                }
+                4 if sub != "sweep" => {
+                    push(&mut a, "--iodepth", pick(rng, &["1", "0", "-1", "65537", "x", "1e3", "4"]).into())
+                }
+                5 => push(&mut a, "--region", pick(rng, &["50%", "0.5", "50", "0%", "150%", "abc", "100%"]).into()),
+                6 => {
+                    let d = match rng.random_range(0..4) {
+                        0 => format!("{},{}", ids[0], ids[0]),
+                        1 => format!("{},,{}", ids[0], ids[1]),
+                        _ => id(rng).to_string(),
+                    };
+                    push(&mut a, "--drives", d);
+                }
+                7 if sub == "simulate" => {
+                    push(&mut a, "--active", pick(rng, &["1", "0", "7", "-1", "1..3", "x"]).into())
+                }
+                8 => {
+                    let c = format!("{}:{}", id(rng), id(rng));
+                    push(&mut a, "--copy", if rng.random_bool(0.2) { "D".into() } else { c });
+                }
+                9 if sub != "check" => push(&mut a, "--replications", pick(rng, &["0", "1", "2", "-1", "x"]).into()),
+                10 => push(&mut a, "--seed", pick(rng, &["1", "-1", "x", "18446744073709551616"]).into()),
+                11 => push(&mut a, "--workload", pick(rng, &["nope", ""]).into()),
+                12 => a.push(pick(rng, &["--frobnicate", "--json", "-q", "--", "--set"]).into()),
+                13 => push(&mut a, "--numjobs", pick(rng, &["1", "0", "2", "4097"]).into()),
+                _ => {}
+            }
+        }
+        if sub == "sweep" {
+            for _ in 0..rng.random_range(0..3) {
+                let (k, v) = match rng.random_range(0..6) {
+                    0 => ("--bs", pick(rng, &["4k,1m", "0,4k", "4k,,1m", "4k", "1m,1m"])),
+                    1 => ("--iodepth", pick(rng, &["1..3", "0..2", "3..1", "1..3:0", "1..100000", "1,,2"])),
+                    2 => ("--active", pick(rng, &["1..3", "1..9", "1..1000000", "0..2", "2,1"])),
+                    3 => ("--numjobs", pick(rng, &["0,1", "1,2"])),
+                    4 => ("--rwmixread", pick(rng, &["0..100:50", "0,101", "x..y"])),
+                    _ => {
+                        let vary = format!(
+                            "{}.{}={}",
+                            id(rng),
+                            pick(rng, &["lanes", "mps", "nope", "uplink", "fbs"]),
+                            pick(rng, &["1,2", "nan,inf", "1,2,,4", "pcie2,bogus", "true,false", "128,256", ""])
+                        );
+                        push(&mut a, "--vary", vary);
+                        continue;
+                    }
+                };
+                push(&mut a, k, v.into());
+            }
+        }
+        a
+    }
+
+    /// Whether an error message says where the problem is: a position in a file, or the
+    /// option on the command line.
+    fn located(stderr: &str) -> bool {
+        let Some(first) = stderr.lines().find(|l| l.starts_with("error")) else {
+            return false;
+        };
+        let file_pos = first.split(".toml:").nth(1).is_some_and(|rest| {
+            let mut it = rest.split(':');
+            let (l, c) = (it.next().unwrap_or(""), it.next().unwrap_or(""));
+            l.parse::<usize>().is_ok() && c.parse::<usize>().is_ok()
+        });
+        // clap quotes the offending argument itself: `unexpected argument 'x' found`.
+        let clap_quoted = first.starts_with("error: unexpected argument '");
+        file_pos || first.contains("--") || clap_quoted
+    }
+
+    #[test]
+    fn odd_command_lines_exit_0_or_2_and_every_error_is_located() {
+        let start = Instant::now();
+        let results = std::sync::Mutex::new(Vec::new());
+        // Two workers, each with its own fixed-seed stream: the cases do not depend on timing,
+        // only how many run does.
+        std::thread::scope(|s| {
+            for worker in 0..2u64 {
+                let results = &results;
+                s.spawn(move || {
+                    let mut rng = ChaCha8Rng::seed_from_u64(SEED + worker);
+                    for _ in 0..CASES_PER_WORKER {
+                        if start.elapsed() > BUDGET {
+                            break;
+                        }
+                        let args = command_line(&mut rng);
+                        let out = iopath().args(&args).timeout(Duration::from_secs(60)).output().unwrap();
+                        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+                        results.lock().unwrap().push((args, out.status.code(), stderr));
+                    }
+                });
+            }
+        });
+        let results = results.into_inner().unwrap();
+        let mut by_code: std::collections::BTreeMap<String, usize> = Default::default();
+        let mut failures = Vec::new();
+        let (mut panics, mut unlocated) = (0, 0);
+        for (args, code, stderr) in &results {
+            let shown = format!("iopath {}", args.iter().map(|a| format!("{a:?}")).collect::<Vec<_>>().join(" "));
+            *by_code.entry(code.map_or("signal".to_string(), |c| c.to_string())).or_default() += 1;
+            if stderr.contains("panicked") || *code == Some(101) {
+                panics += 1;
+                failures.push(format!("{shown}: panicked\n{stderr}"));
+            } else if !matches!(code, Some(0) | Some(2)) {
+                failures.push(format!("{shown}: exit {code:?}\n{stderr}"));
+            } else if *code == Some(2) && !located(stderr) {
+                unlocated += 1;
+                failures.push(format!("{shown}: not located\n{stderr}"));
+            }
+        }
+        println!(
+            "cli fuzz (seed {SEED:#x}, 2 workers): {} command lines in {:.1} s; exits {by_code:?}; panics {panics}, unlocated {unlocated}",
+            results.len(),
+            start.elapsed().as_secs_f64()
+        );
+        assert!(results.len() >= MIN_CASES, "only {} command lines in the budget; make each cheaper", results.len());
+        // One example of each kind of failure, by its first error line.
+        let mut seen = std::collections::BTreeSet::new();
+        let examples: Vec<&String> =
+            failures.iter().filter(|f| seen.insert(f.lines().nth(1).unwrap_or("").to_string())).take(25).collect();
+        assert!(
+            failures.is_empty(),
+            "{} failures:\n{}",
+            failures.len(),
+            examples.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+        );
+    }
+}
