@@ -641,6 +641,23 @@ mod values {
     }
 
     #[test]
+    fn part_file_errors_are_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("parts.toml");
+        std::fs::write(
+            &f,
+            "[[part]]\nid = \"asm1166\"\nkind = \"controller\"\nname = \"x\"\nfigures.lanes = { value = 2.5, source = \"a fit of mine\" }\n",
+        )
+        .unwrap();
+        let p = f.to_str().unwrap();
+        let (_, err) = usage_error(&["--parts", p, "check", ASM]);
+        assert!(err.contains(&format!("{p}:5:27: part \"asm1166\": lanes: expected one of 1, 2, 4, 8, 16")), "{err}");
+        std::fs::write(&f, b"[[part]]\nid = \"x\xff\"\n").unwrap();
+        let (_, err) = usage_error(&["--parts", p, "check", ASM]);
+        assert!(err.contains(&format!("{p}:2:8: byte 16 (line 2, column 8): not valid UTF-8")), "{err}");
+    }
+
+    #[test]
     fn a_target_given_twice_is_a_usage_error() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("t.bin");

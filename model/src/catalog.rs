@@ -452,12 +452,49 @@ pub fn check_value(spec: &FigureSpec, v: &Value) -> Result<(), String> {
 }
 
 /// Errors in catalog files (built-in ones are caught by tests; user part files at load).
+/// `at` is `:LINE:COLUMN` in the file, or empty when no position is known.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CatalogError {
-    #[error("{file}: {message}")]
-    Parse { file: String, message: String },
-    #[error("{file}: part {part:?}: {message}")]
-    Part { file: String, part: String, message: String },
+    #[error("{file}{at}: {message}")]
+    Parse { file: String, at: String, message: String },
+    #[error("{file}{at}: part {part:?}: {message}")]
+    Part { file: String, at: String, part: String, message: String },
+}
+
+/// `:LINE:COLUMN` of part `i` of a part file (of its figure `figure`'s value when given).
+fn part_position(text: &str, i: usize, figure: Option<&str>) -> String {
+    #[derive(Deserialize)]
+    struct Positions {
+        #[serde(default)]
+        part: Vec<PartPosition>,
+    }
+    #[derive(Deserialize)]
+    struct PartPosition {
+        id: Option<toml::Spanned<toml::Value>>,
+        #[serde(default)]
+        figures: BTreeMap<String, toml::Spanned<FigurePosition>>,
+    }
+    #[derive(Deserialize)]
+    struct FigurePosition {
+        value: Option<toml::Spanned<toml::Value>>,
+    }
+    let Ok(pos) = toml::from_str::<Positions>(text) else {
+        return String::new();
+    };
+    let Some(pp) = pos.part.get(i) else {
+        return String::new();
+    };
+    let span = figure
+        .and_then(|f| pp.figures.get(f))
+        .map(|v| v.get_ref().value.as_ref().map_or(v.span(), |x| x.span()))
+        .or_else(|| pp.id.as_ref().map(|v| v.span()));
+    match span {
+        Some(s) => {
+            let (l, c) = crate::topology::line_col(text, s.start);
+            format!(":{l}:{c}")
+        }
+        None => String::new(),
+    }
 }
 
 #[derive(Deserialize)]
@@ -518,25 +555,36 @@ impl Catalog {
     }
 
     fn add_file(&mut self, file: &str, text: &str, overlay: bool) -> Result<(), CatalogError> {
-        let pf: PartFile =
-            toml::from_str(text).map_err(|e| CatalogError::Parse { file: file.to_string(), message: e.to_string() })?;
-        for p in pf.part {
-            let perr = |m: String| CatalogError::Part { file: file.to_string(), part: p.id.clone(), message: m };
+        let pf: PartFile = toml::from_str(text).map_err(|e| {
+            let at = e.span().map_or_else(String::new, |s| {
+                let (l, c) = crate::topology::line_col(text, s.start);
+                format!(":{l}:{c}")
+            });
+            CatalogError::Parse { file: file.to_string(), at, message: e.message().trim().to_string() }
+        })?;
+        for (i, p) in pf.part.into_iter().enumerate() {
+            // Located at the figure a problem is about, else at the part's id.
+            let perr = |figure: Option<&str>, m: String| CatalogError::Part {
+                file: file.to_string(),
+                at: part_position(text, i, figure),
+                part: p.id.clone(),
+                message: m,
+            };
             if overlay && let Some(existing) = self.parts.get_mut(&p.id) {
                 if existing.kind != p.kind {
-                    return Err(perr(format!("is a {} in the catalog, not a {}", existing.kind, p.kind)));
+                    return Err(perr(None, format!("is a {} in the catalog, not a {}", existing.kind, p.kind)));
                 }
                 for (k, f) in &p.figures {
-                    let spec =
-                        figure_spec(p.kind, k).ok_or_else(|| perr(format!("unknown figure {k:?} for a {}", p.kind)))?;
-                    check_value(spec, &f.value).map_err(perr)?;
+                    let spec = figure_spec(p.kind, k)
+                        .ok_or_else(|| perr(Some(k), format!("unknown figure {k:?} for a {}", p.kind)))?;
+                    check_value(spec, &f.value).map_err(|m| perr(Some(k), m))?;
                     existing.figures.insert(k.clone(), f.clone());
                 }
                 continue;
             }
-            validate_part(&p).map_err(perr)?;
+            validate_part(&p).map_err(|(figure, m)| perr(figure.as_deref(), m))?;
             if !overlay && self.parts.contains_key(&p.id) {
-                return Err(perr("is defined twice".to_string()));
+                return Err(perr(None, "is defined twice".to_string()));
             }
             self.origin.insert(p.id.clone(), file.to_string());
             self.parts.insert(p.id.clone(), p);
@@ -578,35 +626,38 @@ impl Catalog {
     }
 }
 
-fn validate_part(p: &Part) -> Result<(), String> {
+/// Checks a part; a problem comes with the figure it is about, if any.
+fn validate_part(p: &Part) -> Result<(), (Option<String>, String)> {
+    let whole = |m: String| (None, m);
     if p.id.is_empty() || p.id != p.id.to_ascii_lowercase() || p.id.contains(char::is_whitespace) {
-        return Err("ids are lower-case with no spaces".to_string());
+        return Err(whole("ids are lower-case with no spaces".to_string()));
     }
     for (k, f) in &p.figures {
+        let at = |m: String| (Some(k.clone()), m);
         let spec = figure_spec(p.kind, k).ok_or_else(|| {
             let s = suggest(k, figure_names(p.kind));
-            format!("unknown figure {k:?} for a {}{}", p.kind, did_you_mean(&s))
+            at(format!("unknown figure {k:?} for a {}{}", p.kind, did_you_mean(&s)))
         })?;
-        check_value(spec, &f.value)?;
+        check_value(spec, &f.value).map_err(at)?;
         if f.source.trim().is_empty() {
-            return Err(format!("figure {k:?} has no source"));
+            return Err(at(format!("figure {k:?} has no source")));
         }
         if f.source.trim().len() < 8 {
-            return Err(format!(
+            return Err(at(format!(
                 "figure {k:?}: source {:?} is too short to say where the number comes from (8 characters at least)",
                 f.source.trim()
-            ));
+            )));
         }
         if !["datasheet", "spec", "measurement", "fit", "derived", "inferred"].contains(&f.basis.as_str()) {
-            return Err(format!(
+            return Err(at(format!(
                 "figure {k:?}: basis {:?} is not datasheet/spec/measurement/fit/derived/inferred",
                 f.basis
-            ));
+            )));
         }
     }
     for spec in FIGURES.iter().filter(|s| s.kind == p.kind && s.required) {
         if !p.figures.contains_key(spec.name) {
-            return Err(format!("missing required figure {:?} ({})", spec.name, spec.doc));
+            return Err(whole(format!("missing required figure {:?} ({})", spec.name, spec.doc)));
         }
     }
     Ok(())
@@ -689,6 +740,16 @@ figures.dma_read_efficiency = { value = 0.5, source = "iopath fit, test", basis 
         let p = c.get("asm1166").unwrap();
         assert_eq!(p.figures.len(), before.max(p.figures.len()));
         assert_eq!(p.figures["dma_read_efficiency"].value, Value::Num(0.5));
+    }
+
+    #[test]
+    fn part_file_errors_are_located_at_their_figure() {
+        let mut c = Catalog::builtin();
+        let text = "[[part]]\nid = \"asm1166\"\nkind = \"controller\"\nname = \"x\"\nfigures.uplink = { value = \"bogus\", source = \"a fit of mine\" }\n";
+        let e = c.overlay("p.toml", text).unwrap_err().to_string();
+        assert!(e.starts_with("p.toml:5:28: part \"asm1166\": uplink: expected a PCIe link"), "{e}");
+        let e = c.overlay("p.toml", "[[part]\n").unwrap_err().to_string();
+        assert!(e.starts_with("p.toml:1:"), "{e}");
     }
 
     #[test]

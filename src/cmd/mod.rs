@@ -118,8 +118,17 @@ pub fn run(cli: Cli) -> CliResult {
 pub fn load_catalog(parts: &[PathBuf]) -> CliResult<Catalog> {
     let mut c = Catalog::builtin();
     for p in parts {
-        let text = std::fs::read_to_string(p)
-            .map_err(|e| CliError::usage(anyhow::anyhow!("{}: cannot read part file: {e}", p.display())))?;
+        let bytes = std::fs::read(p)
+            .map_err(|e| CliError::usage(anyhow::anyhow!("--parts {}: cannot read part file: {e}", p.display())))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let prefix = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();
+            let (l, c) = iopath_model::topology::line_col(prefix, at);
+            CliError::usage(anyhow::anyhow!(
+                "{}:{l}:{c}: byte {at} (line {l}, column {c}): not valid UTF-8",
+                p.display()
+            ))
+        })?;
         c.overlay(&p.display().to_string(), &text).map_err(CliError::usage)?;
     }
     Ok(c)
