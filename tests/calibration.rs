@@ -164,7 +164,7 @@ fn published_five_drive_points_predict_the_three_drive_points() {
 #[test]
 fn a_ramp_measured_on_the_uplink_rig_recovers_its_caps() {
     if let Err(why) = rig::available() {
-        eprintln!("skipped: {why}");
+        rig::skip(&why);
         return;
     }
     const MIB: f64 = 1048576.0;
@@ -284,7 +284,7 @@ fn fio_json_is_ingested_with_fios_own_numbers() {
 
     // Real fio, when installed.
     if Command::new("fio").arg("--version").output().is_err() {
-        eprintln!("skipped the real fio run: fio is not installed (Debian package fio)");
+        rig::skip("the real fio run: fio is not installed (Debian package fio)");
         return;
     }
     let d = scratch("fio");

@@ -165,7 +165,7 @@ mod files {
     fn tmpfs_is_refused_with_a_clear_message() {
         let shm = Path::new("/dev/shm");
         if iopath_validate::target::memory_fs(shm).is_none() {
-            eprintln!("skipped: /dev/shm is not tmpfs here");
+            rig::skip("/dev/shm is not tmpfs here");
             return;
         }
         let o = iopath()
@@ -274,7 +274,7 @@ mod rigs {
         match rig::available() {
             Ok(()) => false,
             Err(why) => {
-                eprintln!("skipped: {why}");
+                rig::skip(&why);
                 true
             }
         }

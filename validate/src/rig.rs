@@ -31,6 +31,17 @@ pub fn scratch_dir() -> PathBuf {
     c.into_iter().find(|p| p.is_dir() && crate::target::memory_fs(p).is_none()).unwrap_or_else(std::env::temp_dir)
 }
 
+/// Reports a test that cannot run here. Locally it prints `skipped: WHY` (so a skip is
+/// visible in `cargo test -- --nocapture` and in the captured output of a failure); under CI
+/// (`CI` set, as `.ci/run` runs) it panics instead, because CI installs everything the tests
+/// need and a skip there would hide a test that never ran.
+pub fn skip(why: &str) {
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+        panic!("this test cannot run, and CI is set so a skip is a failure: {why}");
+    }
+    eprintln!("skipped: {why}");
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no side effects.
     unsafe { libc::geteuid() == 0 }
