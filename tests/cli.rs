@@ -619,6 +619,7 @@ mod values {
             (&["--numjobs", "0,1"], "--numjobs 0: "),
             (&["--active", "1..7"], "only 6 drives"),
             (&["--active", "1..1000000"], "only 6 drives"),
+            (&["--iodepth", "1..100000"], "100000 values"),
             (&["--vary", "hba.nope=1,2"], "--vary hba.nope=1: "),
             (&["--vary", "hba.mps=nan,inf"], "--vary hba.mps=inf: "),
             (&["--vary", "hba.lanes=1,2,,4"], "value 3 of 4 is empty"),
@@ -684,7 +685,7 @@ mod fuzz {
 
     const SEED: u64 = 0x11_0400;
     const MIN_CASES: usize = 400;
-    const CASES_PER_WORKER: usize = 300;
+    const CASES_PER_WORKER: usize = 500;
     const BUDGET: Duration = Duration::from_secs(100);
 
     const CONFIGS: &[(&str, &[&str])] = &[
@@ -717,12 +718,28 @@ mod fuzz {
     }
 
     /// One odd command line: a subcommand, a topology, and a few options, some wrong.
-    fn command_line(rng: &mut ChaCha8Rng) -> Vec<String> {
+    fn command_line(rng: &mut ChaCha8Rng, scratch: &Path) -> Vec<String> {
         let (config, ids) = CONFIGS[rng.random_range(0..CONFIGS.len())];
+        // One in eight runs on a copy of the topology with one value replaced.
+        let config = if rng.random_bool(0.125) {
+            let text = std::fs::read_to_string(root(config)).unwrap();
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+            let values: Vec<usize> =
+                (0..lines.len()).filter(|&i| lines[i].contains(" = ") && !lines[i].starts_with('#')).collect();
+            let i = values[rng.random_range(0..values.len())];
+            let key = lines[i].split(" = ").next().unwrap_or_default().to_string();
+            let v = pick(rng, &["\"bogus\"", "2.5", "-1", "\"pcie3x3\"", "{ uplink = \"sas3\" }", "[", "\"0.5\""]);
+            lines[i] = format!("{key} = {v}");
+            let path = scratch.join(format!("m{}.toml", rng.random_range(0..1_000_000u32)));
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+            path.to_str().unwrap().to_string()
+        } else {
+            config.to_string()
+        };
         let id =
             |rng: &mut ChaCha8Rng| if rng.random_bool(0.85) { pick(rng, ids) } else { pick(rng, &["X", "", "host"]) };
         let sub = pick(rng, &["check", "simulate", "simulate", "sweep", "sweep"]);
-        let mut a: Vec<String> = vec![sub.into(), config.into()];
+        let mut a: Vec<String> = vec![sub.into(), config];
         let push = |a: &mut Vec<String>, k: &str, v: String| {
             a.push(k.to_string());
             a.push(v);
@@ -815,19 +832,21 @@ mod fuzz {
     #[test]
     fn odd_command_lines_exit_0_or_2_and_every_error_is_located() {
         let start = Instant::now();
+        let scratch = tempfile::tempdir().unwrap();
         let results = std::sync::Mutex::new(Vec::new());
         // Two workers, each with its own fixed-seed stream: the cases do not depend on timing,
         // only how many run does.
         std::thread::scope(|s| {
             for worker in 0..2u64 {
                 let results = &results;
+                let scratch = scratch.path();
                 s.spawn(move || {
                     let mut rng = ChaCha8Rng::seed_from_u64(SEED + worker);
                     for _ in 0..CASES_PER_WORKER {
                         if start.elapsed() > BUDGET {
                             break;
                         }
-                        let args = command_line(&mut rng);
+                        let args = command_line(&mut rng, scratch);
                         let out = iopath().args(&args).timeout(Duration::from_secs(60)).output().unwrap();
                         let stderr = String::from_utf8_lossy(&out.stderr).to_string();
                         results.lock().unwrap().push((args, out.status.code(), stderr));

@@ -61,6 +61,22 @@ fn check_list(option: &str, vals: &str, drives: usize) -> CliResult<()> {
         }
         return Ok(());
     }
+    // A range that is well written but too long says so, not "is not a range".
+    if let Some((a, rest)) = vals.split_once("..")
+        && let Some((b, step)) = Some(rest.split_once(':').unwrap_or((rest, "1")))
+        && let (Ok(lo), Ok(hi), Ok(step)) =
+            (a.trim().parse::<i64>(), b.trim().parse::<i64>(), step.trim().parse::<i64>())
+        && step > 0
+        && lo <= hi
+        && (hi - lo) / step > 10_000
+        && !option.starts_with("--active")
+    {
+        return usage(format!(
+            "{} values; a sweep takes at most 10,001 points per axis (use a step, e.g. {lo}..{hi}:{})",
+            (hi - lo) / step + 1,
+            ((hi - lo) / 100).max(1)
+        ));
+    }
     if option.starts_with("--active")
         && let Some((a, rest)) = vals.split_once("..")
         && let (Ok(lo), Ok(hi)) = (a.trim().parse::<u64>(), rest.split(':').next().unwrap_or("").trim().parse::<u64>())
