@@ -567,6 +567,7 @@ mod values {
             ("D.class=tape", "one of ssd, hdd, nvme"),
             ("D.interface=bogus", "one of sata, sas, nvme"),
             ("hba.mps=nan", "found NaN"),
+            ("D.interface_gen=5", "a SATA drive has generations 1 to 3"),
         ] {
             let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--set", set]);
             assert!(err.contains(&format!("--set {set}: ")), "--set {set}: not attributed to the option:\n{err}");

@@ -451,6 +451,32 @@ pub fn check_value(spec: &FigureSpec, v: &Value) -> Result<(), String> {
     }
 }
 
+/// Checks figures of one part that must agree: a drive's interface generation exists for its
+/// interface (SATA 1-3, SAS 1-4, NVMe: PCIe 1-5). Returns the figure at fault and a sentence.
+pub fn check_together(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<(), (&'static str, String)> {
+    if kind != Kind::Drive {
+        return Ok(());
+    }
+    let interface = match figures.get("interface").map(|f| &f.value) {
+        Some(Value::Str(s)) => s.as_str(),
+        _ => return Ok(()),
+    };
+    let (family, max) = match interface {
+        "sata" => ("SATA", 3.0),
+        "sas" => ("SAS", 4.0),
+        _ => ("NVMe (PCIe)", 5.0),
+    };
+    match figures.get("interface_gen").map(|f| &f.value) {
+        Some(Value::Num(g)) if *g > max => Err((
+            "interface_gen",
+            format!(
+                "interface_gen: a {family} drive has generations 1 to {max}; found {g} with interface = {interface:?}"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Errors in catalog files (built-in ones are caught by tests; user part files at load).
 /// `at` is `:LINE:COLUMN` in the file, or empty when no position is known.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -578,8 +604,11 @@ impl Catalog {
                     let spec = figure_spec(p.kind, k)
                         .ok_or_else(|| perr(Some(k), format!("unknown figure {k:?} for a {}", p.kind)))?;
                     check_value(spec, &f.value).map_err(|m| perr(Some(k), m))?;
-                    existing.figures.insert(k.clone(), f.clone());
                 }
+                let mut merged = existing.figures.clone();
+                merged.extend(p.figures.iter().map(|(k, f)| (k.clone(), f.clone())));
+                check_together(p.kind, &merged).map_err(|(f, m)| perr(Some(f), m))?;
+                existing.figures = merged;
                 continue;
             }
             validate_part(&p).map_err(|(figure, m)| perr(figure.as_deref(), m))?;
@@ -655,6 +684,7 @@ fn validate_part(p: &Part) -> Result<(), (Option<String>, String)> {
             )));
         }
     }
+    check_together(p.kind, &p.figures).map_err(|(f, m)| (Some(f.to_string()), m))?;
     for spec in FIGURES.iter().filter(|s| s.kind == p.kind && s.required) {
         if !p.figures.contains_key(spec.name) {
             return Err(whole(format!("missing required figure {:?} ({})", spec.name, spec.doc)));

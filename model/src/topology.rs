@@ -25,8 +25,8 @@
 //! ```
 
 use crate::catalog::{
-    Accepts, Catalog, CatalogError, Figure, FigureSpec, FigureType, Kind, Value, check_value, did_you_mean,
-    expectation, figure_names, figure_spec, suggest,
+    Accepts, Catalog, CatalogError, Figure, FigureSpec, FigureType, Kind, Value, check_together, check_value,
+    did_you_mean, expectation, figure_names, figure_spec, suggest,
 };
 use crate::link::{Family, GenerationFigures, LinkSpec, parse_generation, parse_link};
 use crate::units::parse_rate;
@@ -512,10 +512,13 @@ impl Topology {
             .unwrap_or(RawHost { part: Spanned::new(0..0, "generic-host".to_string()), params: BTreeMap::new() });
         let mut nodes: Vec<Node> = Vec::new();
         let mut params_of: Vec<BTreeMap<Spanned<String>, Spanned<toml::Value>>> = Vec::new();
+        // Where each node's part is named, for problems of its figures taken together.
+        let mut part_span_of: Vec<Option<Range<usize>>> = Vec::new();
         let mut key_of: Vec<String> = Vec::new();
         let host_part = resolve_part(&mut sink, &cat, &host_raw.part, "host.part", &[Kind::Host]);
         nodes.push(new_node("host", Kind::Host, host_part, None, None));
         params_of.push(host_raw.params.clone());
+        part_span_of.push(known(&host_raw.part));
         key_of.push("host".into());
 
         // Nodes and drives, expanding `count`.
@@ -574,6 +577,7 @@ impl Topology {
             ids.insert(n.id.get_ref().clone(), (nodes.len(), n.id.span()));
             nodes.push(new_node(n.id.get_ref(), kind, part, None, None));
             params_of.push(n.params.clone());
+            part_span_of.push(known(&n.part));
             key_of.push(key.clone());
             pending.push(Pending { key, parent: n.parent.clone(), port, offset: 0, count: 1, link: n.link.clone() });
         }
@@ -633,6 +637,7 @@ impl Topology {
                 ids.insert(id.get_ref().clone(), (nodes.len(), id.span()));
                 nodes.push(new_node(id.get_ref(), Kind::Drive, part.clone(), None, d.dev.clone()));
                 params_of.push(d.params.clone());
+                part_span_of.push(known(&d.part));
                 key_of.push(key.clone());
                 pending.push(Pending {
                     key: key.clone(),
@@ -828,6 +833,29 @@ impl Topology {
                     "command line (--set)".to_string()
                 };
                 nodes[ix].figures.insert(spec.name.to_string(), Figure { value, source, basis: "measurement".into() });
+            }
+            // Figures that must agree (a SATA drive's generation is 1 to 3), at the param
+            // that made them disagree, else at the part.
+            if let Err((fig, m)) = check_together(kind, &nodes[ix].figures) {
+                let help = Some(
+                    "SATA generations are 1 to 3 (1.5, 3, 6 Gb/s), SAS 1 to 4, NVMe the PCIe generation 1 to 5"
+                        .to_string(),
+                );
+                let from_params = ["interface", fig]
+                    .iter()
+                    .find_map(|f| prm.iter().find(|(k, _)| k.get_ref() == f).map(|(k, v)| (k.get_ref().clone(), v)));
+                match from_params {
+                    Some((k, _)) if given_as.contains_key(&(ix, k.clone())) => {
+                        sink.cli(&given_as[&(ix, k)], m, help);
+                    }
+                    Some((k, v)) => sink.at(known(v), format!("{}.params.{k}", key_of[ix]), m, help),
+                    None => sink.at(
+                        part_span_of[ix].clone(),
+                        format!("{}.part", key_of[ix]),
+                        format!("part {:?}: {m}", nodes[ix].part),
+                        help,
+                    ),
+                }
             }
         }
 
