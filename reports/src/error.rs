@@ -18,6 +18,18 @@ pub enum ReportError {
         source: std::io::Error,
     },
 
+    /// An output path names something iopath will not write or replace: a device node,
+    /// FIFO, socket, symbolic link, a directory holding files iopath did not write, ...
+    #[error("refusing to write {}: {why}\n  help: {help}", path.display())]
+    Refused {
+        /// The path as given.
+        path: PathBuf,
+        /// What is there, and why iopath will not replace it.
+        why: String,
+        /// What to do instead.
+        help: String,
+    },
+
     /// The output directory could not be created.
     #[error(
         "cannot create the output directory {}: {source}\n  help: pass an --out directory you can write to",
@@ -85,4 +97,12 @@ pub enum ReportError {
         /// The font file's path in the repository.
         asset: &'static str,
     },
+}
+
+impl ReportError {
+    /// Whether this is a refused output path (a usage error: exit 2 in the CLI) rather than
+    /// a failure while writing.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, ReportError::Refused { .. })
+    }
 }

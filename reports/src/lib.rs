@@ -4,9 +4,10 @@
 //! run, a [`Sweep`] of many) into things people read and scripts parse:
 //!
 //! - [`tables`]: aligned plain-text tables for a terminal ([`report_table`], [`sweep_table`]);
-//! - [`export`]: JSON, CSV and Markdown exporters behind one small trait ([`Exporter`]), every
-//!   file written atomically ([`write_atomic`]), and [`write_sweep_outputs`], which writes a
-//!   sweep's whole set of files into a directory;
+//! - [`export`]: JSON, CSV and Markdown exporters behind one small trait ([`Exporter`]), and
+//!   the one output writer: every file written atomically ([`write_atomic`]), every set of
+//!   files swapped in whole ([`write_set`], [`write_sweep_outputs`]), device nodes and
+//!   symbolic links refused ([`export::output`]);
 //! - [`plot`]: SVG and PNG charts of a sweep (throughput against the swept value, the
 //!   closed-form bound dashed, the bottleneck annotated, measured points overlaid) and, for an
 //!   `iodepth` sweep, latency against throughput;
@@ -41,8 +42,9 @@
 //! ```
 //!
 //! Guarantees: this crate sees only result types (it never depends on the simulator or the
-//! hardware mode); it writes files only where its caller names them, always through a temp
-//! file in the same directory that is synced and renamed into place; its output does not
+//! hardware mode); it writes files only where its caller names them, always through a temporary
+//! with a random name in the same directory that is synced and renamed into place (a set of
+//! files: a staging directory swapped with the old one); its output does not
 //! depend on the machine (plots use the DejaVu Sans font bundled in `assets/`, registered
 //! once before the first chart is drawn, so text renders where no system fonts exist).
 
@@ -57,12 +59,12 @@ pub mod tables;
 mod font;
 
 pub use error::ReportError;
-pub use export::{ExportFormat, Exporter, write_atomic, write_report_outputs, write_sweep_outputs};
+pub use export::{ExportFormat, Exporter, write_atomic, write_report_outputs, write_set, write_sweep_outputs};
 pub use html::{BoundRow, HtmlReport, HtmlSection, HtmlTable, TreeRow, html_report};
 
 pub use plot::{
-    MeasuredSeries, PlotOptions, latency_svg_string, sweep_svg_string, write_latency_png, write_latency_svg,
-    write_sweep_png, write_sweep_svg,
+    MeasuredSeries, PlotOptions, latency_png_bytes, latency_svg_string, sweep_png_bytes, sweep_svg_string,
+    write_latency_png, write_latency_svg, write_sweep_png, write_sweep_svg,
 };
 pub use tables::{report_table, sweep_table};
 

@@ -23,10 +23,11 @@
 //! throughput and only adds latency.
 //!
 //! All text uses the bundled DejaVu Sans, so charts render identically on machines without
-//! fonts. PNG files are written atomically (see [`crate::export::write_atomic`]).
+//! fonts. PNGs are encoded in memory ([`sweep_png_bytes`], [`latency_png_bytes`]) and every
+//! file is written through [`crate::export::write_atomic`].
 
 use crate::error::ReportError;
-use crate::export::{write_atomic, write_atomic_with};
+use crate::export::write_atomic;
 use crate::font::ensure_registered;
 use crate::tables::{sweep_workload_label, value_label};
 use iopath_model::report::Sweep;
@@ -851,26 +852,31 @@ fn svg_string(
     Ok(out)
 }
 
-fn write_png(
-    path: &Path,
+fn png_bytes(
     sweep: &Sweep,
     measured: &[MeasuredSeries],
     opts: &PlotOptions,
     chart: Chart,
-) -> Result<(), ReportError> {
+) -> Result<Vec<u8>, ReportError> {
+    use image::ImageEncoder;
     let d = prepare(sweep, opts, chart)?;
-    write_atomic_with(path, |tmp| {
-        let root = BitMapBackend::new(tmp, (opts.width, opts.height)).into_drawing_area();
+    let (w, h) = (opts.width, opts.height);
+    let mut rgb = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
         draw_on(&root, chart, &d, measured, opts).map_err(|message| ReportError::Plot {
             chart: chart.name(),
-            path: Some(path.to_path_buf()),
+            path: None,
             message,
-        })
-    })
-}
-
-fn write_svg(path: &Path, svg: String) -> Result<(), ReportError> {
-    write_atomic(path, svg.as_bytes()).map_err(|source| ReportError::Write { path: path.to_path_buf(), source })
+        })?;
+    }
+    // The encoder plotters' own PNG files go through (image's `save_buffer`), so the bytes
+    // are the same as when plotters wrote the file itself.
+    let mut png = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut png)
+        .write_image(&rgb, w, h, image::ColorType::Rgb8)
+        .map_err(|e| ReportError::Plot { chart: chart.name(), path: None, message: format!("PNG encoding: {e}") })?;
+    Ok(png)
 }
 
 /// The throughput chart of a sweep as an SVG document (for files and inline HTML).
@@ -887,7 +893,7 @@ pub fn write_sweep_svg(
     measured: &[MeasuredSeries],
     opts: &PlotOptions,
 ) -> Result<(), ReportError> {
-    write_svg(path, sweep_svg_string(sweep, measured, opts)?)
+    write_atomic(path, sweep_svg_string(sweep, measured, opts)?.as_bytes())
 }
 
 /// Writes the throughput chart of a sweep as PNG (`opts.width` x `opts.height` pixels), atomically.
@@ -897,7 +903,17 @@ pub fn write_sweep_png(
     measured: &[MeasuredSeries],
     opts: &PlotOptions,
 ) -> Result<(), ReportError> {
-    write_png(path, sweep, measured, opts, Chart::Throughput)
+    write_atomic(path, &sweep_png_bytes(sweep, measured, opts)?)
+}
+
+/// The throughput chart of a sweep as a PNG file's bytes (`opts.width` x `opts.height`).
+pub fn sweep_png_bytes(sweep: &Sweep, measured: &[MeasuredSeries], opts: &PlotOptions) -> Result<Vec<u8>, ReportError> {
+    png_bytes(sweep, measured, opts, Chart::Throughput)
+}
+
+/// The latency chart of a sweep as a PNG file's bytes.
+pub fn latency_png_bytes(sweep: &Sweep, opts: &PlotOptions) -> Result<Vec<u8>, ReportError> {
+    png_bytes(sweep, &[], opts, Chart::Latency)
 }
 
 /// The latency chart (p50 and p99 against total MB/s) of a sweep as an SVG document.
@@ -907,12 +923,12 @@ pub fn latency_svg_string(sweep: &Sweep, opts: &PlotOptions) -> Result<String, R
 
 /// Writes the latency chart of a sweep as SVG, atomically.
 pub fn write_latency_svg(path: &Path, sweep: &Sweep, opts: &PlotOptions) -> Result<(), ReportError> {
-    write_svg(path, latency_svg_string(sweep, opts)?)
+    write_atomic(path, latency_svg_string(sweep, opts)?.as_bytes())
 }
 
 /// Writes the latency chart of a sweep as PNG, atomically.
 pub fn write_latency_png(path: &Path, sweep: &Sweep, opts: &PlotOptions) -> Result<(), ReportError> {
-    write_png(path, sweep, &[], opts, Chart::Latency)
+    write_atomic(path, &latency_png_bytes(sweep, opts)?)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use super::fit::{MeasuredArgs, load_points};
 use super::{CliError, CliResult, print_json, print_text};
 use iopath_model::Catalog;
 use iopath_model::report::{Sweep, SweepPoint};
+use iopath_reports::export::COMPARE_SET;
 use iopath_reports::plot::{MeasuredSeries, PlotOptions};
 use iopath_validate::calibrate::{self, ErrorStats, Metric};
 use serde::Serialize;
@@ -17,7 +18,9 @@ pub struct CompareArgs {
     /// Print the comparison as one JSON document.
     #[arg(long)]
     pub json: bool,
-    /// Write compare.svg and compare.png (measured markers over the predicted line) here.
+    /// Write compare.svg and compare.png (measured markers over the predicted line) as this
+    /// directory, swapped in whole; an existing DIR must hold only those files, and a
+    /// symbolic link as DIR is refused.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// No notes on stderr.
@@ -47,6 +50,9 @@ struct Comparison {
 }
 
 pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
+    if let Some(dir) = &a.out {
+        super::output::check_dir("--out", dir, COMPARE_SET)?;
+    }
     let (topo, opts) = a.measured.topology_and_options(cat)?;
     let (points, _) = load_points(&a.measured.measurements, &a.measured.map, &topo)?;
     let reports = calibrate::predict_reports(&topo, &points, &opts);
@@ -109,14 +115,13 @@ pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
             points: order.iter().map(|&i| (x(i), rows[i].measured)).collect(),
         }];
         let popts = PlotOptions { title: Some(format!("{}: predicted vs measured", topo.name)), ..Default::default() };
-        std::fs::create_dir_all(dir).map_err(|e| CliError::runtime(anyhow::anyhow!("{}: {e}", dir.display())))?;
-        for (name, res) in [
-            ("compare.svg", iopath_reports::plot::write_sweep_svg(&dir.join("compare.svg"), &sweep, &measured, &popts)),
-            ("compare.png", iopath_reports::plot::write_sweep_png(&dir.join("compare.png"), &sweep, &measured, &popts)),
-        ] {
-            res.map_err(|e| CliError::runtime(anyhow::anyhow!("{}: {e}", dir.join(name).display())))?;
+        let plot_err = |e| super::output::error("--out", e);
+        let svg = iopath_reports::plot::sweep_svg_string(&sweep, &measured, &popts).map_err(plot_err)?;
+        let png = iopath_reports::plot::sweep_png_bytes(&sweep, &measured, &popts).map_err(plot_err)?;
+        let files = [("compare.svg".to_string(), svg.into_bytes()), ("compare.png".to_string(), png)];
+        for p in super::output::write_set("--out", dir, &files, COMPARE_SET)? {
             if !a.quiet {
-                eprintln!("wrote {}", dir.join(name).display());
+                eprintln!("wrote {}", p.display());
             }
         }
     }

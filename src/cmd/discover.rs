@@ -2,7 +2,6 @@
 //! `iopath check` loads. Unknown parts are defined in the file with what sysfs told.
 
 use super::{CliError, CliResult, print_text};
-use anyhow::anyhow;
 use iopath_model::{Catalog, Topology};
 use iopath_validate::discover::{DiscoverOptions, discover, to_toml};
 use std::path::PathBuf;
@@ -12,7 +11,8 @@ pub struct DiscoverArgs {
     /// Root of the sysfs tree to read (tests use fake trees)
     #[arg(long, value_name = "DIR", default_value = "/sys")]
     pub sysfs_root: PathBuf,
-    /// Write the topology to FILE instead of stdout
+    /// Write the topology to FILE instead of stdout (atomically; a device node, FIFO or
+    /// symbolic link there is refused)
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Also list virtual block devices (loop, dm, md, zram)
@@ -21,6 +21,9 @@ pub struct DiscoverArgs {
 }
 
 pub fn run(a: DiscoverArgs, catalog: &Catalog) -> CliResult {
+    if let Some(p) = &a.out {
+        super::output::check_file("--out", p)?;
+    }
     let d = discover(&a.sysfs_root, catalog, &DiscoverOptions { include_virtual: a.all }).map_err(CliError::usage)?;
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
@@ -37,9 +40,7 @@ pub fn run(a: DiscoverArgs, catalog: &Catalog) -> CliResult {
         eprintln!("warning: no drives found under {}/class/block", a.sysfs_root.display());
     }
     match &a.out {
-        Some(p) => {
-            std::fs::write(p, &text).map_err(|e| CliError::runtime(anyhow!("{}: cannot write: {e}", p.display())))?
-        }
+        Some(p) => super::output::write_file("--out", p, text.as_bytes())?,
         None => print_text(&text)?,
     }
     Ok(0)

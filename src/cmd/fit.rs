@@ -5,7 +5,7 @@
 use super::{CliError, CliResult, interrupt_flag, load_topology, parse_sets, print_json, print_text, show_progress};
 use iopath_model::Catalog;
 use iopath_validate::calibrate::{self, CalibrateError, FitOptions, FitResult, FreeSpec, LoadOptions, Point};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What `fit` and `compare` share: the topology, the measurements, and how each measured
 /// point is simulated.
@@ -65,7 +65,8 @@ pub struct FitArgs {
     /// Evaluations of all points at most.
     #[arg(long, default_value_t = 60)]
     pub max_evaluations: usize,
-    /// Write the fitted figures as a part file (TOML) for `iopath --parts FILE`.
+    /// Write the fitted figures as a part file (TOML) for `iopath --parts FILE` (atomically;
+    /// a device node, FIFO or symbolic link there is refused).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Print the result as one JSON document.
@@ -108,6 +109,9 @@ pub fn check_runtime(s: f64) -> CliResult<()> {
 }
 
 pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
+    if let Some(out) = &a.out {
+        super::output::check_file("--out", out)?;
+    }
     let m = &a.measured;
     let (topo, mut opts) = m.topology_and_options(cat)?;
     opts.max_evaluations = a.max_evaluations.max(2);
@@ -173,8 +177,7 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
     }
     let r = r.map_err(input)?;
     if let Some(out) = &a.out {
-        write_atomic(out, calibrate::part_file(&r, &names).as_bytes())
-            .map_err(|e| CliError::runtime(anyhow::anyhow!("{}: {e}", out.display())))?;
+        super::output::write_file("--out", out, calibrate::part_file(&r, &names).as_bytes())?;
         if !a.quiet {
             eprintln!("wrote {}", out.display());
         }
@@ -190,12 +193,6 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
         }
     }
     Ok(0)
-}
-
-fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp~");
-    std::fs::write(&tmp, data)?;
-    std::fs::rename(&tmp, path)
 }
 
 fn table(r: &FitResult) -> String {

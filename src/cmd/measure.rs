@@ -13,8 +13,7 @@ use iopath_validate::fio::{JobTarget, job_file};
 use iopath_validate::measure::{
     EngineChoice, MeasureError, MeasureOptions, Progress, TargetSpec, measure, measure_active_ramp, select_targets,
 };
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -50,10 +49,12 @@ pub struct MeasureArgs {
     /// Print the report as JSON
     #[arg(long)]
     pub json: bool,
-    /// Also write the JSON report to FILE (atomically)
+    /// Also write the JSON report to FILE (atomically; a device node, FIFO or symbolic link
+    /// there is refused before the run)
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Write a fio job file that runs the same workload, to cross-check with fio
+    /// Write a fio job file that runs the same workload, to cross-check with fio (written
+    /// after the run, so never for a run the write gate refused; checked like --out)
     #[arg(long, value_name = "FILE")]
     pub fio_job: Option<PathBuf>,
     /// No progress on stderr
@@ -75,6 +76,12 @@ fn parse_range(s: &str) -> Option<(usize, usize)> {
 }
 
 pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
+    // Output paths first: a refused one stops the run before any target is opened or created.
+    for (flag, path) in [("--out", &a.out), ("--fio-job", &a.fio_job)] {
+        if let Some(p) = path {
+            super::output::check_file(flag, p)?;
+        }
+    }
     // Targets: a topology's drives, or ad hoc paths.
     let (topo, pool, name) = match (&a.topology, a.targets.is_empty()) {
         (Some(_), false) => {
@@ -153,12 +160,13 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         )));
     }
 
-    if let Some(f) = &a.fio_job {
+    // Written only after the run: the write gate runs inside it, and a refused run must not
+    // leave a job file that would do what iopath refused to.
+    let fio_job = a.fio_job.as_ref().map(|f| {
         let jt: Vec<JobTarget> =
             selected.iter().map(|t| JobTarget { id: t.id.clone(), path: t.path.display().to_string() }).collect();
-        write_atomic(f, job_file(&workload, &jt, runtime, ramp).as_bytes())
-            .map_err(|e| CliError::runtime(anyhow!("{}: cannot write the fio job file: {e}", f.display())))?;
-    }
+        (f, job_file(&workload, &jt, runtime, ramp))
+    });
 
     // Ctrl-C sets the binary's interrupt flag; pass it on to the run.
     let stop = Arc::new(AtomicBool::new(false));
@@ -223,14 +231,16 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         b.finish_and_clear();
     }
     let outcome = outcome.map_err(measure_err)?;
+    if let Some((f, job)) = &fio_job {
+        super::output::write_file("--fio-job", f, job.as_bytes())?;
+    }
     let (json, partial, failed) = match &outcome {
         Outcome::Report(r) => (serde_json::to_string_pretty(r), r.partial, false),
         Outcome::Sweep(s) => (serde_json::to_string_pretty(s), s.partial, s.points.iter().any(|p| p.error.is_some())),
     };
     let json = json.map_err(|e| CliError::runtime(anyhow!(e)))?;
     if let Some(f) = &a.out {
-        write_atomic(f, format!("{json}\n").as_bytes())
-            .map_err(|e| CliError::runtime(anyhow!("{}: cannot write the report: {e}", f.display())))?;
+        super::output::write_file("--out", f, format!("{json}\n").as_bytes())?;
     }
     if a.json {
         match &outcome {
@@ -296,27 +306,6 @@ enum Outcome {
 fn measure_err(e: MeasureError) -> CliError {
     let code = e.exit_code();
     CliError { code, err: anyhow!(e) }
-}
-
-/// Writes a file atomically: a temporary file in the same directory, fsync, rename.
-fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp =
-        dir.join(format!(".{}.tmp{}", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
-    let r = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r
 }
 
 fn table(r: &Report) -> String {

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod discover;
 pub mod fit;
 pub mod measure;
+pub mod output;
 pub mod report;
 pub mod schema;
 pub mod simulate;

@@ -6,6 +6,7 @@ use super::sweep::load_measured;
 use super::{CliError, CliResult, interrupt_flag, load_topology, show_progress, wall_clock};
 use iopath_model::paths::ResourceGraph;
 use iopath_model::{Catalog, WorkloadSpec};
+use iopath_reports::export::PAGE_SET;
 use iopath_reports::html::{BoundRow, HtmlReport, HtmlSection, TreeRow, html_report};
 use iopath_reports::plot::{MeasuredSeries, PlotOptions, sweep_svg_string};
 use iopath_sim::{Axis, SimOptions};
@@ -15,7 +16,8 @@ use std::path::PathBuf;
 pub struct ReportArgs {
     /// Topology file (see configs/ for examples).
     pub topology: PathBuf,
-    /// Directory for report.html (and report.json, the full-load run).
+    /// Directory for report.html (and report.json, the full-load run), swapped in whole; an
+    /// existing DIR must hold only those files, and a symbolic link as DIR is refused.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// Override a part figure of one node: NODE.PARAM=VALUE (repeatable).
@@ -43,6 +45,7 @@ fn spec(rw: &str, bs: &str, qd: u32, runtime: &str) -> WorkloadSpec {
 }
 
 pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
+    super::output::check_dir("--out", &a.out, PAGE_SET)?;
     let t = load_topology(&a.topology, cat, &a.set)?;
     iopath_model::units::parse_duration(&a.runtime).map_err(|e| CliError::usage(anyhow::anyhow!("--runtime: {e}")))?;
     let mut measured: Vec<MeasuredSeries> = Vec::new();
@@ -143,16 +146,11 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
                 .to_string(),
         ],
     });
-    std::fs::create_dir_all(&a.out).map_err(|e| CliError::runtime(anyhow::anyhow!("{}: {e}", a.out.display())))?;
-    let html = a.out.join("report.html");
-    iopath_reports::export::write_atomic(&html, page.as_bytes())
-        .map_err(|e| CliError::runtime(anyhow::anyhow!("{}: {e}", html.display())))?;
-    let json = a.out.join("report.json");
     let bytes = serde_json::to_vec_pretty(&full).map_err(|e| CliError::runtime(anyhow::Error::from(e)))?;
-    iopath_reports::export::write_atomic(&json, &bytes)
-        .map_err(|e| CliError::runtime(anyhow::anyhow!("{}: {e}", json.display())))?;
+    let files = [("report.html".to_string(), page.into_bytes()), ("report.json".to_string(), bytes)];
+    let written = super::output::write_set("--out", &a.out, &files, PAGE_SET)?;
     if !a.quiet {
-        eprintln!("wrote {}", html.display());
+        eprintln!("wrote {}", written[0].display());
     }
     Ok(if partial { 1 } else { 0 })
 }

@@ -22,7 +22,8 @@ pub struct SimulateArgs {
     /// Print the report as one JSON document.
     #[arg(long)]
     pub json: bool,
-    /// Also write the JSON report to this file (atomically).
+    /// Also write the JSON report to this file (atomically; a device node, FIFO or symbolic
+    /// link there is refused, not replaced or followed).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// No progress or notes on stderr.
@@ -36,6 +37,9 @@ pub fn sim_error(e: SimError) -> CliError {
 }
 
 pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
+    if let Some(out) = &a.out {
+        super::output::check_file("--out", out)?;
+    }
     let topo = load_topology(&a.topology, cat, &a.set)?;
     let spec = a.workload.spec(&topo)?;
     let w = resolve_workload(&spec)?;
@@ -52,8 +56,7 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
     }
     if let Some(out) = &a.out {
         let bytes = serde_json::to_vec_pretty(&report).map_err(|e| CliError::runtime(anyhow::Error::from(e)))?;
-        iopath_reports::export::write_atomic(out, &bytes)
-            .map_err(|e| CliError::runtime(anyhow::anyhow!("{}: {e}", out.display())))?;
+        super::output::write_file("--out", out, &bytes)?;
     }
     if a.json {
         print_json(&report)?;

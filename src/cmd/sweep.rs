@@ -34,7 +34,9 @@ pub struct SweepArgs {
     /// Print the sweep as one JSON document.
     #[arg(long)]
     pub json: bool,
-    /// Write sweep.json, sweep.csv, sweep.md and plots (SVG, PNG) into this directory.
+    /// Write sweep.json, sweep.csv, sweep.md and plots (SVG, PNG) as this directory: built
+    /// aside and swapped in whole, so it never mixes two runs' files. An existing DIR must
+    /// hold only those files; a symbolic link as DIR is refused.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// No progress on stderr.
@@ -281,6 +283,9 @@ pub fn check_points(topo: &Topology, base: &WorkloadSpec, axes: &[Axis]) -> CliR
 }
 
 pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
+    if let Some(dir) = &a.out {
+        super::output::check_dir("--out", dir, iopath_reports::export::SWEEP_SET)?;
+    }
     let topo = load_topology(&a.topology, cat, &a.set)?;
     let replications = super::replications(a.replications)?;
     let axes = axes_of(&mut a.workload, &a.vary, topo.drives.len())?;
@@ -319,7 +324,7 @@ pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
     if let Some(dir) = &a.out {
         let opts = PlotOptions::default();
         let written = iopath_reports::export::write_sweep_outputs(dir, &sweep, &measured, &opts)
-            .map_err(|e| CliError::runtime(anyhow::anyhow!("{e}")))?;
+            .map_err(|e| super::output::error("--out", e))?;
         if !a.quiet {
             for p in written {
                 eprintln!("wrote {}", p.display());

@@ -1,19 +1,19 @@
 //! Exporters: JSON, CSV and Markdown behind one small trait, one file per format, and the
 //! functions that write a run's or a sweep's whole set of output files.
 //!
-//! Every file is written with [`write_atomic`]: a reader never sees half a file, and an
-//! existing file is replaced whole.
+//! Every file goes through [`output`]: a single file with [`write_atomic`], a directory of
+//! files with [`write_set`]. A reader never sees half a file or a mix of two runs' files, and
+//! nothing is written over a device node, FIFO, socket or symbolic link.
 
-mod atomic;
 mod csv;
 mod json;
 mod markdown;
+pub mod output;
 
-pub use atomic::write_atomic;
-pub(crate) use atomic::write_atomic_with;
 pub use csv::{CSV_COLUMNS, CsvExporter};
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
+pub use output::{check_output_dir, check_output_file, remove_stale_temporaries, write_atomic, write_set};
 
 use crate::error::ReportError;
 use crate::plot::{self, MeasuredSeries, PlotOptions};
@@ -74,16 +74,22 @@ pub trait Exporter {
     fn report(&self, report: &Report) -> Result<Vec<u8>, ReportError>;
 }
 
-fn write_file(path: PathBuf, bytes: &[u8]) -> Result<PathBuf, ReportError> {
-    write_atomic(&path, bytes).map_err(|source| ReportError::Write { path: path.clone(), source })?;
-    Ok(path)
-}
+/// Every file name [`write_sweep_outputs`] may write: what an existing sweep directory may
+/// hold for it to be replaced (see [`check_output_dir`]).
+pub const SWEEP_SET: &[&str] =
+    &["sweep.json", "sweep.csv", "sweep.md", "sweep.svg", "sweep.png", "latency.svg", "latency.png"];
 
-fn create_dir(dir: &Path) -> Result<(), ReportError> {
-    std::fs::create_dir_all(dir).map_err(|source| ReportError::CreateDir { path: dir.to_path_buf(), source })
-}
+/// Every file name [`write_report_outputs`] writes.
+pub const REPORT_SET: &[&str] = &["report.json", "report.csv", "report.md"];
 
-/// Writes a sweep's files into `dir` (created if missing) and returns their paths in order.
+/// The files of `iopath report --out DIR`: the page and the full-load run.
+pub const PAGE_SET: &[&str] = &["report.html", "report.json"];
+
+/// The files of `iopath compare --out DIR`: the chart of measured against predicted.
+pub const COMPARE_SET: &[&str] = &["compare.svg", "compare.png"];
+
+/// Writes a sweep's files as the directory `dir` (created if missing, replaced whole if it
+/// holds an older set; see [`write_set`]) and returns their paths in order.
 ///
 /// Always `sweep.json`, `sweep.csv`, `sweep.md`; then `sweep.svg` and `sweep.png`
 /// (throughput against the swept value, with the bound and the `measured` overlays); and
@@ -96,42 +102,29 @@ pub fn write_sweep_outputs(
     measured: &[MeasuredSeries],
     opts: &PlotOptions,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    create_dir(dir)?;
-    let mut written = Vec::new();
+    check_output_dir(dir, SWEEP_SET)?;
+    let mut files = Vec::new();
     for format in ExportFormat::ALL {
-        let bytes = format.exporter().sweep(sweep)?;
-        let name = format!("sweep.{}", format.extension());
-        written.push(write_file(dir.join(name), &bytes)?);
+        files.push((format!("sweep.{}", format.extension()), format.exporter().sweep(sweep)?));
     }
-    if sweep.points.iter().all(|p| p.report.is_none()) {
-        return Ok(written);
+    if sweep.points.iter().any(|p| p.report.is_some()) {
+        files.push(("sweep.svg".into(), plot::sweep_svg_string(sweep, measured, opts)?.into_bytes()));
+        files.push(("sweep.png".into(), plot::sweep_png_bytes(sweep, measured, opts)?));
+        if sweep.points.first().is_some_and(|p| p.param == "iodepth") {
+            files.push(("latency.svg".into(), plot::latency_svg_string(sweep, opts)?.into_bytes()));
+            files.push(("latency.png".into(), plot::latency_png_bytes(sweep, opts)?));
+        }
     }
-    let svg = dir.join("sweep.svg");
-    plot::write_sweep_svg(&svg, sweep, measured, opts)?;
-    written.push(svg);
-    let png = dir.join("sweep.png");
-    plot::write_sweep_png(&png, sweep, measured, opts)?;
-    written.push(png);
-    if sweep.points.first().is_some_and(|p| p.param == "iodepth") {
-        let svg = dir.join("latency.svg");
-        plot::write_latency_svg(&svg, sweep, opts)?;
-        written.push(svg);
-        let png = dir.join("latency.png");
-        plot::write_latency_png(&png, sweep, opts)?;
-        written.push(png);
-    }
-    Ok(written)
+    write_set(dir, &files, SWEEP_SET)
 }
 
-/// Writes one run's `report.json`, `report.csv` and `report.md` into `dir` (created if
-/// missing) and returns their paths.
+/// Writes one run's `report.json`, `report.csv` and `report.md` as the directory `dir`
+/// (created if missing, replaced whole if it holds an older set) and returns their paths.
 pub fn write_report_outputs(dir: &Path, report: &Report) -> Result<Vec<PathBuf>, ReportError> {
-    create_dir(dir)?;
-    let mut written = Vec::new();
+    check_output_dir(dir, REPORT_SET)?;
+    let mut files = Vec::new();
     for format in ExportFormat::ALL {
-        let bytes = format.exporter().report(report)?;
-        let name = format!("report.{}", format.extension());
-        written.push(write_file(dir.join(name), &bytes)?);
+        files.push((format!("report.{}", format.extension()), format.exporter().report(report)?));
     }
-    Ok(written)
+    write_set(dir, &files, REPORT_SET)
 }
