@@ -113,6 +113,20 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
             (Some(t), pool, name)
         }
         (None, false) => {
+            // The same target twice would be two jobs on one device, and its second exclusive
+            // open would fail as if another program held it.
+            for (i, p) in a.targets.iter().enumerate() {
+                let same = |q: &PathBuf| {
+                    q == p || std::fs::canonicalize(q).ok().is_some_and(|c| Some(c) == std::fs::canonicalize(p).ok())
+                };
+                if let Some(first) = a.targets[..i].iter().find(|q| same(q)) {
+                    return Err(usage(format!(
+                        "--target {} is given twice (also as --target {}); name each target once",
+                        p.display(),
+                        first.display()
+                    )));
+                }
+            }
             let pool = a.targets.iter().map(|p| TargetSpec { id: p.display().to_string(), path: p.clone() }).collect();
             (None, pool, "ad hoc".to_string())
         }

@@ -43,9 +43,10 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
     let topo = load_topology(&a.topology, cat, &a.set)?;
     let spec = a.workload.spec(&topo)?;
     let w = resolve_workload(&spec)?;
+    super::check_targets(&topo, &spec, &w)?;
     let clock = wall_clock();
     let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
-    let report = iopath_sim::replicate(&topo, &w, a.replications.max(1), &opts).map_err(sim_error)?;
+    let report = iopath_sim::replicate(&topo, &w, super::replications(a.replications)?, &opts).map_err(sim_error)?;
     if report.cost.ios == 0 && !report.partial {
         eprintln!(
             "warning: no I/O completed in the {:.3} s measured window; the numbers are zeros, not a \
