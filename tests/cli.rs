@@ -13,6 +13,8 @@
 //! - [`sweep`]: a sweep point is the same run as `simulate`; `--out` writes every export;
 //!   widening an uplink never slows a sweep down.
 //! - [`overrides`]: `--set` changes the physics it names (FIS-based switching).
+//! - [`values`]: every value is checked by its kind before anything runs (issue #11, items
+//!   9 and 11): bad part figures, lists and ranges exit 2 and name the option that gave them.
 //!
 //! Runs are short (`--runtime 0.2s`, a few drives of the big topologies) so the whole file
 //! stays fast in the test profile.
@@ -231,7 +233,8 @@ mod exit_codes {
     #[test]
     fn bad_configs_exit_2_with_position_and_message() {
         for f in toml_files("tests/bad-configs") {
-            let text = std::fs::read_to_string(&f).unwrap();
+            // Lossy: one file of the corpus is deliberately not UTF-8.
+            let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).to_string();
             let header = |tag: &str| text.lines().find_map(|l| l.strip_prefix(tag)).map(|s| s.trim().to_string());
             let expect = header("# expect:").unwrap_or_else(|| panic!("{}: no `# expect:` line", f.display()));
             let rel = f.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().to_str().unwrap().trim_start_matches('/');
@@ -530,5 +533,360 @@ mod overrides {
         let cbs = run(&["--set", "pm.fbs=false"]);
         assert!(cbs < fbs, "CBS {cbs} MB/s is not below FBS {fbs} MB/s");
         assert!(cbs > 0.0, "CBS moved nothing");
+    }
+}
+
+mod values {
+    use super::*;
+
+    const ASM: &str = "configs/asm1166-6ssd.toml";
+
+    /// Runs `iopath ARGS`, asserts exit 2, and returns stdout and stderr.
+    fn usage_error(args: &[&str]) -> (String, String) {
+        let out = iopath().args(args).output().unwrap();
+        let (stdout, stderr) =
+            (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
+        assert_eq!(out.status.code(), Some(2), "iopath {}: expected exit 2\n{stdout}\n{stderr}", args.join(" "));
+        (stdout, stderr)
+    }
+
+    #[test]
+    fn bad_part_figures_on_the_command_line_exit_2_and_name_the_option() {
+        // Each of these used to run (exit 0); the uplink ones as an "internal link" at
+        // 3,280 MB/s instead of the PCIe 3.0 x2 limit of 1,779.9 MB/s.
+        for (set, want) in [
+            ("hba.uplink=bogus", "not a link name"),
+            ("hba.uplink=sas3", "not a PCIe link"),
+            ("hba.uplink=sata1", "not a PCIe link"),
+            ("hba.uplink=pcie9", "PCIe has generations 1 to 5"),
+            ("hba.uplink=pcie3x-1", "not a number of lanes"),
+            ("hba.uplink=pcie3x3", "not a PCIe width"),
+            ("hba.lanes=2.5", "found 2.5"),
+            ("hba.sata_gen=2.5", "whole number"),
+            ("hba.pm_support=bogus", "one of none, cbs, fbs"),
+            ("D.class=tape", "one of ssd, hdd, nvme"),
+            ("D.interface=bogus", "one of sata, sas, nvme"),
+            ("hba.mps=nan", "found NaN"),
+            ("D.interface_gen=5", "a SATA drive has generations 1 to 3"),
+        ] {
+            let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--set", set]);
+            assert!(err.contains(&format!("--set {set}: ")), "--set {set}: not attributed to the option:\n{err}");
+            assert!(err.contains(want), "--set {set}: no {want:?} in\n{err}");
+            assert!(!err.contains(ASM), "--set {set}: blamed on the topology file:\n{err}");
+            assert!(!err.contains("Num(") && !err.contains("Str("), "debug text in\n{err}");
+        }
+        // A real generation still applies: PCIe 2.0 x2 is slower than the card's 3.0 x2.
+        let r =
+            json_of(&["simulate", ASM, "--rw", "read", "--bs", "1m", "--iodepth", "8", "--runtime", "50ms", "--json"]);
+        let slow = json_of(&[
+            "simulate",
+            ASM,
+            "--rw",
+            "read",
+            "--bs",
+            "1m",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "50ms",
+            "--json",
+            "--set",
+            "hba.uplink=pcie2",
+        ]);
+        assert!(num(&slow, "total.mb_s") < 0.7 * num(&r, "total.mb_s"), "{slow:#}");
+    }
+
+    #[test]
+    fn workload_lists_refuse_duplicates_zero_runs_and_bare_regions() {
+        let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--drives", "D,D"]);
+        assert!(err.contains("\"D\" is named twice"), "{err}");
+        let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--drives", "D,,E"]);
+        assert!(err.contains("empty"), "{err}");
+        let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--replications", "0"]);
+        assert!(err.contains("--replications 0"), "{err}");
+        for (region, hint) in [("0.5", "write 50%"), ("50", "write 50%")] {
+            let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--region", region]);
+            assert!(err.contains(hint), "--region {region}: {err}");
+        }
+        iopath().args(["simulate", ASM, "--runtime", "10ms", "--region", "50%"]).assert().success();
+    }
+
+    #[test]
+    fn sweep_checks_every_point_before_running_any() {
+        // Each used to run the good points, print a table with FAILED rows and exit 1.
+        for (args, want) in [
+            (&["--bs", "0,4k"][..], "--bs 0: "),
+            (&["--iodepth", "0..10"], "--iodepth 0: "),
+            (&["--numjobs", "0,1"], "--numjobs 0: "),
+            (&["--active", "1..7"], "only 6 drives"),
+            (&["--active", "1..1000000"], "only 6 drives"),
+            (&["--iodepth", "1..100000"], "100000 values"),
+            (&["--vary", "hba.nope=1,2"], "--vary hba.nope=1: "),
+            (&["--vary", "hba.mps=nan,inf"], "--vary hba.mps=inf: "),
+            (&["--vary", "hba.lanes=1,2,,4"], "value 3 of 4 is empty"),
+            (&["--active", "1..2", "--copy", "D:X"], "no drive has id \"X\""),
+            (&["--active", "1..2", "--replications", "0"], "--replications 0"),
+        ] {
+            let mut full = vec!["sweep", ASM, "--runtime", "10ms", "--quiet"];
+            full.extend_from_slice(args);
+            let (out, err) = usage_error(&full);
+            assert!(err.contains(want), "sweep {}: no {want:?} in\n{err}", args.join(" "));
+            assert!(out.is_empty(), "sweep {}: points ran:\n{out}", args.join(" "));
+            assert!(!err.contains("is not a range"), "{err}");
+        }
+        // Every bad value is listed, not only the first.
+        let (_, err) = usage_error(&["sweep", ASM, "--runtime", "10ms", "--bs", "0,4k,100"]);
+        assert!(err.contains("--bs 0: ") && err.contains("--bs 100: "), "{err}");
+        // simulate agrees on the unknown drive of a copy.
+        let (_, err) = usage_error(&["simulate", ASM, "--runtime", "10ms", "--copy", "D:X"]);
+        assert!(err.contains("no drive has id \"X\""), "{err}");
+    }
+
+    #[test]
+    fn part_file_errors_are_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("parts.toml");
+        std::fs::write(
+            &f,
+            "[[part]]\nid = \"asm1166\"\nkind = \"controller\"\nname = \"x\"\nfigures.lanes = { value = 2.5, source = \"a fit of mine\" }\n",
+        )
+        .unwrap();
+        let p = f.to_str().unwrap();
+        let (_, err) = usage_error(&["--parts", p, "check", ASM]);
+        assert!(err.contains(&format!("{p}:5:27: part \"asm1166\": lanes: expected one of 1, 2, 4, 8, 16")), "{err}");
+        std::fs::write(&f, b"[[part]]\nid = \"x\xff\"\n").unwrap();
+        let (_, err) = usage_error(&["--parts", p, "check", ASM]);
+        assert!(err.contains(&format!("{p}:2:8: byte 16 (line 2, column 8): not valid UTF-8")), "{err}");
+    }
+
+    #[test]
+    fn a_target_given_twice_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.bin");
+        let p = f.to_str().unwrap();
+        let (_, err) = usage_error(&["measure", "--target", p, "--target", p, "--runtime", "10ms", "--size", "1m"]);
+        assert!(err.contains("given twice"), "{err}");
+        assert!(!err.contains("another program"), "{err}");
+        assert!(!f.exists(), "the target was created before the check");
+    }
+}
+
+/// Command-line fuzz (issue #11): at least 400 odd command lines against the real binary,
+/// from a fixed-seed ChaCha8 stream, each run tiny (`--runtime 10ms`, small topologies,
+/// sweeps of a few points). Checked for each: no panic or crash, exit 0 or 2 (bad input is
+/// never a run-time failure), and every exit 2 located: its first error names a file
+/// position (`FILE:LINE:COL`) or the command-line option at fault (`--bs 0: ...`). A
+/// wall-time budget stops generation; the test asserts the minimum was reached.
+/// `cargo test --test cli fuzz -- --nocapture` prints the tally.
+mod fuzz {
+    use super::*;
+    use rand::{RngExt, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use std::time::{Duration, Instant};
+
+    const SEED: u64 = 0x11_0400;
+    const MIN_CASES: usize = 400;
+    const CASES_PER_WORKER: usize = 500;
+    const BUDGET: Duration = Duration::from_secs(100);
+
+    const CONFIGS: &[(&str, &[&str])] = &[
+        ("configs/asm1166-6ssd.toml", &["D", "E", "F", "hba"]),
+        ("configs/9207-8i-8ssd.toml", &["ssd0", "ssd1", "ssd7", "hba"]),
+        ("configs/z87-extreme6.toml", &["intel_ssd", "asm_ssd", "lsi_ssd", "asm", "lsi"]),
+    ];
+    const FIGS: &[&str] = &[
+        "uplink",
+        "lanes",
+        "mps",
+        "ports",
+        "sata_gen",
+        "pm_support",
+        "class",
+        "interface",
+        "seq_read_mb_s",
+        "dma_read_efficiency",
+        "fbs",
+        "nope",
+        "",
+    ];
+    const VALUES: &[&str] = &[
+        "bogus", "2.5", "nan", "inf", "-1", "0", "1", "2", "4", "256", "true", "pcie3x-1", "pcie3x3", "sas3", "pcie2",
+        "pcie3x1", "dmi3", "internal", "tape", "ssd", "fbs", "550MB/s", "", "a=b", ",", "1e400",
+    ];
+
+    fn pick<'a>(rng: &mut ChaCha8Rng, xs: &[&'a str]) -> &'a str {
+        xs[rng.random_range(0..xs.len())]
+    }
+
+    /// One odd command line: a subcommand, a topology, and a few options, some wrong.
+    fn command_line(rng: &mut ChaCha8Rng, scratch: &Path) -> Vec<String> {
+        let (config, ids) = CONFIGS[rng.random_range(0..CONFIGS.len())];
+        // One in eight runs on a copy of the topology with one value replaced.
+        let config = if rng.random_bool(0.125) {
+            let text = std::fs::read_to_string(root(config)).unwrap();
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+            let values: Vec<usize> =
+                (0..lines.len()).filter(|&i| lines[i].contains(" = ") && !lines[i].starts_with('#')).collect();
+            let i = values[rng.random_range(0..values.len())];
+            let key = lines[i].split(" = ").next().unwrap_or_default().to_string();
+            let v = pick(rng, &["\"bogus\"", "2.5", "-1", "\"pcie3x3\"", "{ uplink = \"sas3\" }", "[", "\"0.5\""]);
+            lines[i] = format!("{key} = {v}");
+            let path = scratch.join(format!("m{}.toml", rng.random_range(0..1_000_000u32)));
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+            path.to_str().unwrap().to_string()
+        } else {
+            config.to_string()
+        };
+        let id =
+            |rng: &mut ChaCha8Rng| if rng.random_bool(0.85) { pick(rng, ids) } else { pick(rng, &["X", "", "host"]) };
+        let sub = pick(rng, &["check", "simulate", "simulate", "sweep", "sweep"]);
+        let mut a: Vec<String> = vec![sub.into(), config];
+        let push = |a: &mut Vec<String>, k: &str, v: String| {
+            a.push(k.to_string());
+            a.push(v);
+        };
+        if sub != "check" {
+            let runtime =
+                if rng.random_bool(0.9) { "10ms" } else { pick(rng, &["0", "-5ms", "abc", "", "10 parsecs"]) };
+            push(&mut a, "--runtime", runtime.into());
+            push(&mut a, "--quiet", String::new());
+            a.pop();
+        }
+        for _ in 0..rng.random_range(0..4) {
+            match rng.random_range(0..16) {
+                0 | 1 => {
+                    let v = format!("{}.{}={}", id(rng), pick(rng, FIGS), pick(rng, VALUES));
+                    push(&mut a, "--set", v);
+                }
+                2 => push(&mut a, "--rw", pick(rng, &["read", "randwrite", "randrw", "sideways", ""]).into()),
+                3 if sub != "sweep" => {
+                    push(&mut a, "--bs", pick(rng, &["4k", "0", "100", "1m", "64m", "65m", "-4k", "1.5k", ""]).into())
+                }
+                4 if sub != "sweep" => {
+                    push(&mut a, "--iodepth", pick(rng, &["1", "0", "-1", "65537", "x", "1e3", "4"]).into())
+                }
+                5 => push(&mut a, "--region", pick(rng, &["50%", "0.5", "50", "0%", "150%", "abc", "100%"]).into()),
+                6 => {
+                    let d = match rng.random_range(0..4) {
+                        0 => format!("{},{}", ids[0], ids[0]),
+                        1 => format!("{},,{}", ids[0], ids[1]),
+                        _ => id(rng).to_string(),
+                    };
+                    push(&mut a, "--drives", d);
+                }
+                7 if sub == "simulate" => {
+                    push(&mut a, "--active", pick(rng, &["1", "0", "7", "-1", "1..3", "x"]).into())
+                }
+                8 => {
+                    let c = format!("{}:{}", id(rng), id(rng));
+                    push(&mut a, "--copy", if rng.random_bool(0.2) { "D".into() } else { c });
+                }
+                9 if sub != "check" => push(&mut a, "--replications", pick(rng, &["0", "1", "2", "-1", "x"]).into()),
+                10 => push(&mut a, "--seed", pick(rng, &["1", "-1", "x", "18446744073709551616"]).into()),
+                11 => push(&mut a, "--workload", pick(rng, &["nope", ""]).into()),
+                12 => a.push(pick(rng, &["--frobnicate", "--json", "-q", "--", "--set"]).into()),
+                13 => push(&mut a, "--numjobs", pick(rng, &["1", "0", "2", "4097"]).into()),
+                _ => {}
+            }
+        }
+        if sub == "sweep" {
+            for _ in 0..rng.random_range(0..3) {
+                let (k, v) = match rng.random_range(0..6) {
+                    0 => ("--bs", pick(rng, &["4k,1m", "0,4k", "4k,,1m", "4k", "1m,1m"])),
+                    1 => ("--iodepth", pick(rng, &["1..3", "0..2", "3..1", "1..3:0", "1..100000", "1,,2"])),
+                    2 => ("--active", pick(rng, &["1..3", "1..9", "1..1000000", "0..2", "2,1"])),
+                    3 => ("--numjobs", pick(rng, &["0,1", "1,2"])),
+                    4 => ("--rwmixread", pick(rng, &["0..100:50", "0,101", "x..y"])),
+                    _ => {
+                        let vary = format!(
+                            "{}.{}={}",
+                            id(rng),
+                            pick(rng, &["lanes", "mps", "nope", "uplink", "fbs"]),
+                            pick(rng, &["1,2", "nan,inf", "1,2,,4", "pcie2,bogus", "true,false", "128,256", ""])
+                        );
+                        push(&mut a, "--vary", vary);
+                        continue;
+                    }
+                };
+                push(&mut a, k, v.into());
+            }
+        }
+        a
+    }
+
+    /// Whether an error message says where the problem is: a position in a file, or the
+    /// option on the command line.
+    fn located(stderr: &str) -> bool {
+        let Some(first) = stderr.lines().find(|l| l.starts_with("error")) else {
+            return false;
+        };
+        let file_pos = first.split(".toml:").nth(1).is_some_and(|rest| {
+            let mut it = rest.split(':');
+            let (l, c) = (it.next().unwrap_or(""), it.next().unwrap_or(""));
+            l.parse::<usize>().is_ok() && c.parse::<usize>().is_ok()
+        });
+        // clap quotes the offending argument itself: `unexpected argument 'x' found`.
+        let clap_quoted = first.starts_with("error: unexpected argument '");
+        file_pos || first.contains("--") || clap_quoted
+    }
+
+    #[test]
+    fn odd_command_lines_exit_0_or_2_and_every_error_is_located() {
+        let start = Instant::now();
+        let scratch = tempfile::tempdir().unwrap();
+        let results = std::sync::Mutex::new(Vec::new());
+        // Two workers, each with its own fixed-seed stream: the cases do not depend on timing,
+        // only how many run does.
+        std::thread::scope(|s| {
+            for worker in 0..2u64 {
+                let results = &results;
+                let scratch = scratch.path();
+                s.spawn(move || {
+                    let mut rng = ChaCha8Rng::seed_from_u64(SEED + worker);
+                    for _ in 0..CASES_PER_WORKER {
+                        if start.elapsed() > BUDGET {
+                            break;
+                        }
+                        let args = command_line(&mut rng, scratch);
+                        let out = iopath().args(&args).timeout(Duration::from_secs(60)).output().unwrap();
+                        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+                        results.lock().unwrap().push((args, out.status.code(), stderr));
+                    }
+                });
+            }
+        });
+        let results = results.into_inner().unwrap();
+        let mut by_code: std::collections::BTreeMap<String, usize> = Default::default();
+        let mut failures = Vec::new();
+        let (mut panics, mut unlocated) = (0, 0);
+        for (args, code, stderr) in &results {
+            let shown = format!("iopath {}", args.iter().map(|a| format!("{a:?}")).collect::<Vec<_>>().join(" "));
+            *by_code.entry(code.map_or("signal".to_string(), |c| c.to_string())).or_default() += 1;
+            if stderr.contains("panicked") || *code == Some(101) {
+                panics += 1;
+                failures.push(format!("{shown}: panicked\n{stderr}"));
+            } else if !matches!(code, Some(0) | Some(2)) {
+                failures.push(format!("{shown}: exit {code:?}\n{stderr}"));
+            } else if *code == Some(2) && !located(stderr) {
+                unlocated += 1;
+                failures.push(format!("{shown}: not located\n{stderr}"));
+            }
+        }
+        println!(
+            "cli fuzz (seed {SEED:#x}, 2 workers): {} command lines in {:.1} s; exits {by_code:?}; panics {panics}, unlocated {unlocated}",
+            results.len(),
+            start.elapsed().as_secs_f64()
+        );
+        assert!(results.len() >= MIN_CASES, "only {} command lines in the budget; make each cheaper", results.len());
+        // One example of each kind of failure, by its first error line.
+        let mut seen = std::collections::BTreeSet::new();
+        let examples: Vec<&String> =
+            failures.iter().filter(|f| seen.insert(f.lines().nth(1).unwrap_or("").to_string())).take(25).collect();
+        assert!(
+            failures.is_empty(),
+            "{} failures:\n{}",
+            failures.len(),
+            examples.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+        );
     }
 }

@@ -9,11 +9,12 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Whether to skip (printed); in CI a skip is a failure.
 fn skip() -> bool {
     match rig::available() {
         Ok(()) => false,
         Err(why) => {
-            eprintln!("skipped: {why}");
+            rig::skip(&why);
             true
         }
     }
@@ -88,7 +89,7 @@ fn an_ext4_signature_is_refused_unless_destroy_names_the_device() {
     // Naming another device does not help.
     let other = loop_dev(&mut rig, "other.img");
     let o = measure(&["--target", d, "--rw", "write", "--allow-write", "--destroy-data-on", other.to_str().unwrap()]);
-    assert_refused(&o, &["not one of the devices this workload writes"]);
+    assert_refused(&o, &["not one of the devices or files this workload writes"]);
     assert_eq!(hash(&dev), before);
     // A symlink to the device is the same device (compared by dev_t).
     let alias = rig.dir.join("alias");
@@ -141,8 +142,11 @@ fn partition_tables_are_refused() {
         return;
     }
     let mut rig = Rig::new("safe-part").unwrap();
+    // An MBR: four empty entries (boot flag 0, as in any real table) and 0x55AA.
+    let mut mbr = vec![0u8; 64];
+    mbr.extend([0x55, 0xAA]);
     for (name, off, magic, what) in [
-        ("mbr.img", 510u64, &[0x55u8, 0xAA][..], "MBR (DOS) partition table signature at byte 510"),
+        ("mbr.img", 446u64, &mbr[..], "MBR (DOS) partition table signature at byte 510"),
         ("gpt.img", 512u64, &b"EFI PART"[..], "GPT partition table signature at byte 512"),
     ] {
         let dir = rig.dir.clone();
@@ -190,4 +194,120 @@ fn active_swap_is_refused() {
     let o = measure(&["--target", d, "--rw", "write", "--allow-write", "--destroy-data-on", d]);
     assert_refused(&o, &["swap"]);
     assert_eq!(hash(&dev), before, "a refused write changed the device");
+}
+
+#[test]
+fn a_device_locked_by_another_program_is_refused() {
+    if skip() {
+        return;
+    }
+    let mut rig = Rig::new("safe-lock").unwrap();
+    let dev = loop_dev(&mut rig, "locked.img");
+    let d = dev.to_str().unwrap();
+    let before = hash(&dev);
+    // flock(1) holds LOCK_EX on the device, as a partitioning tool does (-o: only flock
+    // itself holds it, so killing flock releases it).
+    let mut holder = Command::new("flock").args(["-o", d, "sleep", "10"]).spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    let o = loop {
+        let o = measure(&["--target", d, "--rw", "write", "--allow-write"]);
+        if o.status.code() == Some(2) || t0.elapsed() > std::time::Duration::from_secs(5) {
+            break o;
+        }
+    };
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_refused(&o, &["holds a lock on it (flock)", "lslocks"]);
+    assert_eq!(hash(&dev), before, "a refused write changed the device");
+    // Unlocked, the blank device is writable again.
+    let o = measure(&["--target", d, "--rw", "write", "--allow-write"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn without_libblkid_a_device_counts_as_holding_unidentified_data() {
+    if skip() {
+        return;
+    }
+    let mut rig = Rig::new("safe-noblkid").unwrap();
+    let dev = loop_dev(&mut rig, "noblkid.img");
+    let d = dev.to_str().unwrap();
+    let before = hash(&dev);
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_iopath"))
+            .env("IOPATH_LIBBLKID", "/nonexistent/libblkid.so.1")
+            .args(["measure", "--runtime", "1s", "--ramp", "0s", "--bs", "64k", "--quiet", "--target", d])
+            .args(["--rw", "write", "--allow-write"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    assert_refused(&o, &["cannot be identified", "libblkid could not be loaded", "--destroy-data-on"]);
+    assert_eq!(hash(&dev), before, "a refused write changed the device");
+    // Naming the device is the way through, and the warning says what was overwritten.
+    let o = run(&["--destroy-data-on", d, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("unidentified data"));
+    assert_ne!(hash(&dev), before);
+}
+
+#[test]
+fn files_with_a_signature_or_in_use_are_refused() {
+    if skip() {
+        return;
+    }
+    let mut rig = Rig::new("safe-files").unwrap();
+    let dir = rig.dir.clone();
+    // An ext4 image: refused unless --destroy-data-on names the file (by inode: a symlink
+    // to it works, another file does not).
+    let img = rig.file(&dir, "ext4.img", 32 << 20).unwrap();
+    rig.mkfs_ext4(&img).unwrap();
+    let i = img.to_str().unwrap();
+    let before = hash(&img);
+    let o = measure(&["--target", i, "--rw", "write", "--allow-write"]);
+    assert_refused(&o, &["libblkid: ext4 (filesystem)", "ext2/3/4 filesystem signature at byte 1080"]);
+    assert_eq!(hash(&img), before, "a refused write changed the file");
+    // The backing file of an attached loop device: refused whatever the flags.
+    let dev = rig.loop_dev(&img).unwrap();
+    let o = measure(&["--target", i, "--rw", "write", "--allow-write", "--destroy-data-on", i]);
+    assert_refused(&o, &["backing file of a loop device", dev.to_str().unwrap(), "losetup -d"]);
+    assert_eq!(hash(&img), before, "a refused write changed the file");
+    drop(rig);
+    let mut rig = Rig::new("safe-files2").unwrap();
+    let dir = rig.dir.clone();
+    let img = rig.file(&dir, "ext4.img", 32 << 20).unwrap();
+    rig.mkfs_ext4(&img).unwrap();
+    let i = img.to_str().unwrap();
+    let alias = dir.join("alias.img");
+    std::os::unix::fs::symlink(&img, &alias).unwrap();
+    let before = hash(&img);
+    let o = measure(&["--target", i, "--rw", "write", "--allow-write", "--destroy-data-on", alias.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ne!(hash(&img), before);
+    // An inactive swap file is a signature too.
+    let sw = rig.file(&dir, "swap.img", 32 << 20).unwrap();
+    assert!(Command::new("mkswap").arg(&sw).output().unwrap().status.success());
+    let before = hash(&sw);
+    let o = measure(&["--target", sw.to_str().unwrap(), "--rw", "write", "--allow-write"]);
+    assert_refused(&o, &["libblkid: swap"]);
+    assert_eq!(hash(&sw), before, "a refused write changed the swap file");
+    // An active swap file: refused whatever the flags.
+    std::fs::set_permissions(&sw, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let on = Command::new("swapon").arg(&sw).output().unwrap();
+    if !on.status.success() {
+        eprintln!("note: swapon of a file failed here, the active-swap case is not run: {}", stderr(&on).trim());
+        return;
+    }
+    struct Off(PathBuf);
+    impl Drop for Off {
+        fn drop(&mut self) {
+            let _ = Command::new("swapoff").arg(&self.0).status();
+        }
+    }
+    let _off = Off(sw.clone());
+    let s = sw.to_str().unwrap();
+    let o = measure(&["--target", s, "--rw", "write", "--allow-write", "--destroy-data-on", s]);
+    assert_refused(&o, &["in use as swap", "swapoff"]);
+    assert_eq!(hash(&sw), before, "a refused write changed the swap file");
 }

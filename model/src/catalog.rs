@@ -123,12 +123,34 @@ pub enum FigureType {
     Str,
 }
 
+/// What values of its type a figure accepts, beyond the type itself: the one rule every path
+/// that sets a figure (catalog files, `[[part]]` tables, `params = {}`, `--set`, `--vary`,
+/// `--parts` files) checks, in [`check_value`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accepts {
+    /// Any number in the figure's range.
+    Number,
+    /// A whole number in the figure's range (ports, lanes, generations).
+    Integer,
+    /// One of these whole numbers (PCIe widths, payload sizes).
+    IntegerOf(&'static [i64]),
+    /// `true` or `false`.
+    Flag,
+    /// A link generation of these families ([`crate::link::parse_link`]); `internal` only
+    /// when `internal` is true.
+    Link { internal: bool },
+    /// One of these words.
+    OneOf(&'static [&'static str]),
+}
+
 /// What one figure name means for one kind of part.
 #[derive(Debug, Clone, Copy)]
 pub struct FigureSpec {
     pub kind: Kind,
     pub name: &'static str,
     pub ty: FigureType,
+    /// The values the figure accepts.
+    pub accepts: Accepts,
     /// Whether a catalog part of this kind must state it.
     pub required: bool,
     /// Smallest and largest meaningful value (numbers only).
@@ -136,14 +158,43 @@ pub struct FigureSpec {
     pub doc: &'static str,
 }
 
+/// The widths a PCIe link trains at.
+pub const PCIE_WIDTHS: &[i64] = &[1, 2, 4, 8, 16];
+const PAYLOAD_SIZES: &[i64] = &[128, 256, 512, 1024, 2048, 4096];
+const COMPLETION_SIZES: &[i64] = &[64, 128, 256, 512, 1024, 2048, 4096];
+
 const fn num(kind: Kind, name: &'static str, required: bool, lo: f64, hi: f64, doc: &'static str) -> FigureSpec {
-    FigureSpec { kind, name, ty: FigureType::Num, required, range: (lo, hi), doc }
+    FigureSpec { kind, name, ty: FigureType::Num, accepts: Accepts::Number, required, range: (lo, hi), doc }
 }
-const fn text(kind: Kind, name: &'static str, required: bool, doc: &'static str) -> FigureSpec {
-    FigureSpec { kind, name, ty: FigureType::Str, required, range: (0.0, 0.0), doc }
+const fn int(kind: Kind, name: &'static str, required: bool, lo: f64, hi: f64, doc: &'static str) -> FigureSpec {
+    FigureSpec { kind, name, ty: FigureType::Num, accepts: Accepts::Integer, required, range: (lo, hi), doc }
+}
+const fn int_of(kind: Kind, name: &'static str, required: bool, of: &'static [i64], doc: &'static str) -> FigureSpec {
+    let range = (of[0] as f64, of[of.len() - 1] as f64);
+    FigureSpec { kind, name, ty: FigureType::Num, accepts: Accepts::IntegerOf(of), required, range, doc }
+}
+const fn one_of(
+    kind: Kind,
+    name: &'static str,
+    required: bool,
+    of: &'static [&'static str],
+    doc: &'static str,
+) -> FigureSpec {
+    FigureSpec { kind, name, ty: FigureType::Str, accepts: Accepts::OneOf(of), required, range: (0.0, 0.0), doc }
+}
+const fn link(kind: Kind, name: &'static str, required: bool, internal: bool, doc: &'static str) -> FigureSpec {
+    FigureSpec {
+        kind,
+        name,
+        ty: FigureType::Str,
+        accepts: Accepts::Link { internal },
+        required,
+        range: (0.0, 0.0),
+        doc,
+    }
 }
 const fn flag(kind: Kind, name: &'static str, required: bool, doc: &'static str) -> FigureSpec {
-    FigureSpec { kind, name, ty: FigureType::Bool, required, range: (0.0, 0.0), doc }
+    FigureSpec { kind, name, ty: FigureType::Bool, accepts: Accepts::Flag, required, range: (0.0, 0.0), doc }
 }
 
 use Kind::*;
@@ -161,13 +212,12 @@ pub const FIGURES: &[FigureSpec] = &[
     num(Link, "command_overhead_bytes", false, 0.0, 1e5, "protocol bytes per command besides data frames"),
     num(Link, "write_frame_extra_bytes", false, 0.0, 1e4, "extra bytes per write data frame (DMA Activate)"),
     // Hosts (CPU root complex and OS).
-    num(Host, "root_mps", true, 128.0, 4096.0, "largest Max Payload Size the root ports support [bytes]"),
-    num(
+    int_of(Host, "root_mps", true, PAYLOAD_SIZES, "largest Max Payload Size the root ports support [bytes]"),
+    int_of(
         Host,
         "completion_bytes",
         true,
-        64.0,
-        4096.0,
+        COMPLETION_SIZES,
         "payload per completion the root complex returns for device reads [bytes]",
     ),
     num(Host, "io_overhead_us", true, 0.0, 10000.0, "host software cost per I/O, submission to completion [us]"),
@@ -180,18 +230,18 @@ pub const FIGURES: &[FigureSpec] = &[
         "stall of an SSD's read stream per 4 KiB page its controller writes into a VM's memory through the IOMMU [us]",
     ),
     // Chipsets and PCIe switches: a shared uplink.
-    text(Switch, "uplink", true, "uplink generation: pcie1..pcie5, dmi1..dmi4"),
-    num(Switch, "lanes", true, 1.0, 32.0, "uplink lanes"),
-    num(Switch, "mps", false, 128.0, 4096.0, "Max Payload Size the switch supports [bytes]"),
+    link(Switch, "uplink", true, false, "uplink generation: pcie1..pcie5, dmi1..dmi4"),
+    int_of(Switch, "lanes", true, PCIE_WIDTHS, "uplink lanes"),
+    int_of(Switch, "mps", false, PAYLOAD_SIZES, "Max Payload Size the switch supports [bytes]"),
     num(Switch, "hop_latency_us", false, 0.0, 1000.0, "added latency per command through the switch [us]"),
     // Controllers and HBAs.
-    text(Controller, "uplink", true, "host link generation: pcie1..pcie5, or internal"),
-    num(Controller, "lanes", true, 1.0, 32.0, "uplink lanes"),
-    num(Controller, "mps", false, 128.0, 4096.0, "Max Payload Size the controller supports (DevCap) [bytes]"),
-    num(Controller, "ports", true, 1.0, 1024.0, "drive ports (SAS: phys)"),
-    num(Controller, "sata_gen", true, 1.0, 3.0, "fastest SATA generation of its ports (1/2/3 = 1.5/3/6 Gb/s)"),
-    num(Controller, "sas_gen", false, 0.0, 4.0, "fastest SAS generation, 0 if SATA only"),
-    text(Controller, "pm_support", true, "port multiplier support: none, cbs or fbs"),
+    link(Controller, "uplink", true, true, "host link generation: pcie1..pcie5, or internal"),
+    int_of(Controller, "lanes", true, PCIE_WIDTHS, "uplink lanes"),
+    int_of(Controller, "mps", false, PAYLOAD_SIZES, "Max Payload Size the controller supports (DevCap) [bytes]"),
+    int(Controller, "ports", true, 1.0, 1024.0, "drive ports (SAS: phys)"),
+    int(Controller, "sata_gen", true, 1.0, 3.0, "fastest SATA generation of its ports (1/2/3 = 1.5/3/6 Gb/s)"),
+    int(Controller, "sas_gen", false, 0.0, 4.0, "fastest SAS generation, 0 if SATA only"),
+    one_of(Controller, "pm_support", true, &["none", "cbs", "fbs"], "port multiplier support: none, cbs or fbs"),
     num(
         Controller,
         "dma_read_efficiency",
@@ -227,8 +277,8 @@ pub const FIGURES: &[FigureSpec] = &[
     num(Controller, "cmd_overhead_us", false, 0.0, 10000.0, "controller latency per command [us]"),
     num(Controller, "max_iops", false, 1.0, INF, "commands per second the controller can process"),
     // Port multipliers.
-    num(PortMultiplier, "ports", true, 1.0, 15.0, "downstream ports"),
-    num(PortMultiplier, "sata_gen", true, 1.0, 3.0, "fastest SATA generation, upstream and downstream"),
+    int(PortMultiplier, "ports", true, 1.0, 15.0, "downstream ports"),
+    int(PortMultiplier, "sata_gen", true, 1.0, 3.0, "fastest SATA generation, upstream and downstream"),
     flag(PortMultiplier, "fbs_capable", true, "whether FIS-based switching is supported"),
     flag(PortMultiplier, "fbs", false, "FIS-based switching in use (needs support here and at the controller)"),
     num(
@@ -264,8 +314,8 @@ pub const FIGURES: &[FigureSpec] = &[
         "time to hand the upstream to another drive under CBS [us]",
     ),
     // SAS expanders.
-    num(Expander, "sas_gen", true, 1.0, 4.0, "SAS generation of its phys"),
-    num(Expander, "phys", true, 1.0, 256.0, "phys"),
+    int(Expander, "sas_gen", true, 1.0, 4.0, "SAS generation of its phys"),
+    int(Expander, "phys", true, 1.0, 256.0, "phys"),
     num(Expander, "hop_latency_us", true, 0.0, 1000.0, "added latency per command through the expander [us]"),
     num(
         Expander,
@@ -290,9 +340,9 @@ pub const FIGURES: &[FigureSpec] = &[
         "buffers a slower drive's connection so it crosses faster upstream lanes at their full rate; without it the connection holds each upstream lane at the drive's rate",
     ),
     // Drives.
-    text(Drive, "class", true, "ssd, hdd or nvme"),
-    text(Drive, "interface", true, "sata, sas or nvme"),
-    num(
+    one_of(Drive, "class", true, &["ssd", "hdd", "nvme"], "ssd, hdd or nvme"),
+    one_of(Drive, "interface", true, &["sata", "sas", "nvme"], "sata, sas or nvme"),
+    int(
         Drive,
         "interface_gen",
         true,
@@ -300,7 +350,7 @@ pub const FIGURES: &[FigureSpec] = &[
         5.0,
         "fastest interface generation (SATA 3 = 6 Gb/s; NVMe: PCIe generation)",
     ),
-    num(Drive, "lanes", false, 1.0, 16.0, "PCIe lanes (NVMe)"),
+    int_of(Drive, "lanes", false, PCIE_WIDTHS, "PCIe lanes (NVMe)"),
     num(Drive, "capacity_gb", true, 0.001, 1e6, "capacity [GB, 10^9 bytes]"),
     num(Drive, "seq_read_mb_s", false, 1.0, 1e5, "sequential read rate [MB/s]"),
     num(Drive, "seq_write_mb_s", false, 1.0, 1e5, "sequential write rate [MB/s]"),
@@ -308,11 +358,11 @@ pub const FIGURES: &[FigureSpec] = &[
     num(Drive, "rand_write_iops", false, 1.0, 1e8, "4 KiB random write IOPS at high queue depth"),
     num(Drive, "read_latency_us", false, 0.0, 1e6, "media read latency [us]"),
     num(Drive, "write_latency_us", false, 0.0, 1e6, "media write latency [us]"),
-    num(Drive, "parallelism", false, 1.0, 1024.0, "commands the drive works on at once"),
+    int(Drive, "parallelism", false, 1.0, 1024.0, "commands the drive works on at once"),
     num(Drive, "rpm", false, 1000.0, 20000.0, "spindle speed [rpm]"),
     num(Drive, "outer_mb_s", false, 1.0, 1e4, "media rate at the outer zone (LBA 0) [MB/s]"),
     num(Drive, "inner_mb_s", false, 1.0, 1e4, "media rate at the inner zone (last LBA) [MB/s]"),
-    num(Drive, "zones", false, 1.0, 1000.0, "recording zones between the outer and inner rate"),
+    int(Drive, "zones", false, 1.0, 1000.0, "recording zones between the outer and inner rate"),
     num(Drive, "avg_seek_ms", false, 0.0, 100.0, "average seek over a third of the stroke [ms]"),
     num(Drive, "track_to_track_ms", false, 0.0, 100.0, "track-to-track seek [ms]"),
     num(Drive, "cmd_overhead_us", false, 0.0, 1e5, "drive firmware time per command [us]"),
@@ -330,40 +380,147 @@ pub fn figure_names(kind: Kind) -> impl Iterator<Item = &'static str> {
     FIGURES.iter().filter(move |f| f.kind == kind).map(|f| f.name)
 }
 
-/// Checks a value against a figure's type and range; returns a sentence on failure.
+/// A value as a message names it: `5`, `2.5`, `true`, `"bogus"` (never Rust debug text).
+pub fn shown(v: &Value) -> String {
+    match v {
+        Value::Str(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
+/// What a figure accepts, in words: `a whole number from 1 to 8`, `one of none, cbs, fbs`.
+pub fn expectation(spec: &FigureSpec) -> String {
+    let (lo, hi) = spec.range;
+    let upto = |what: &str| {
+        if hi.is_finite() { format!("{what} from {lo} to {hi}") } else { format!("{what} of at least {lo}") }
+    };
+    match spec.accepts {
+        Accepts::Number => upto("a number"),
+        Accepts::Integer => upto("a whole number"),
+        Accepts::IntegerOf(of) => {
+            format!("one of {}", of.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))
+        }
+        Accepts::Flag => "true or false".to_string(),
+        Accepts::Link { internal } => format!(
+            "a PCIe link generation: pcie1..pcie5 (with a width if needed, e.g. pcie3x2), dmi1..dmi4{}",
+            if internal { ", or internal" } else { "" }
+        ),
+        Accepts::OneOf(of) => format!("one of {}", of.join(", ")),
+    }
+}
+
+/// Checks a value against a figure's type, range and kind; returns a sentence on failure:
+/// `uplink: expected a PCIe link generation ...; found "bogus"`.
 pub fn check_value(spec: &FigureSpec, v: &Value) -> Result<(), String> {
+    let fail = |extra: String| Err(format!("{}: expected {}; found {}{extra}", spec.name, expectation(spec), shown(v)));
     match (spec.ty, v) {
         (FigureType::Num, Value::Num(n)) => {
-            if !n.is_finite() && spec.range.1.is_finite() {
-                Err(format!("expected a finite number for {}", spec.name))
-            } else if *n < spec.range.0 || *n > spec.range.1 {
-                Err(format!("{} = {} is outside {}..{} ({})", spec.name, n, spec.range.0, spec.range.1, spec.doc))
-            } else {
-                Ok(())
-            }
+            let (lo, hi) = spec.range;
+            let whole = n.fract() == 0.0;
+            let ok = match spec.accepts {
+                _ if n.is_nan() || (n.is_infinite() && hi.is_finite()) => false,
+                Accepts::Integer => whole && *n >= lo && *n <= hi,
+                Accepts::IntegerOf(of) => whole && of.iter().any(|w| *w as f64 == *n),
+                _ => *n >= lo && *n <= hi,
+            };
+            if ok { Ok(()) } else { fail(String::new()) }
         }
-        (FigureType::Bool, Value::Bool(_)) | (FigureType::Str, Value::Str(_)) => Ok(()),
-        (ty, v) => Err(format!(
-            "{} expects {} ({}), found {:?}",
-            spec.name,
-            match ty {
-                FigureType::Num => "a number",
-                FigureType::Bool => "true or false",
-                FigureType::Str => "a string",
+        (FigureType::Bool, Value::Bool(_)) => Ok(()),
+        (FigureType::Str, Value::Str(s)) => match spec.accepts {
+            Accepts::OneOf(of) => {
+                if of.contains(&s.as_str()) {
+                    Ok(())
+                } else {
+                    fail(did_you_mean(&suggest(s, of.iter().copied())))
+                }
+            }
+            Accepts::Link { internal } => match crate::link::parse_link(s) {
+                Ok(l) if l.family == crate::link::Family::Pcie => Ok(()),
+                Ok(l) if l.family == crate::link::Family::Internal && internal => Ok(()),
+                Ok(_) => fail(format!(" (not a PCIe link; a {}'s uplink reaches the host over PCIe)", spec.kind)),
+                Err(e) => {
+                    // The reason without the name, which the message shows already.
+                    let q = format!("{s:?}");
+                    let why = e.message.strip_prefix(&q).unwrap_or(&e.message).trim_start_matches(':').trim();
+                    if why.starts_with("is ") { fail(format!(", which {why}")) } else { fail(format!(" ({why})")) }
+                }
             },
-            spec.doc,
-            v
+            _ => Ok(()),
+        },
+        _ => fail(String::new()),
+    }
+}
+
+/// Checks figures of one part that must agree: a drive's interface generation exists for its
+/// interface (SATA 1-3, SAS 1-4, NVMe: PCIe 1-5). Returns the figure at fault and a sentence.
+pub fn check_together(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<(), (&'static str, String)> {
+    if kind != Kind::Drive {
+        return Ok(());
+    }
+    let interface = match figures.get("interface").map(|f| &f.value) {
+        Some(Value::Str(s)) => s.as_str(),
+        _ => return Ok(()),
+    };
+    let (family, max) = match interface {
+        "sata" => ("SATA", 3.0),
+        "sas" => ("SAS", 4.0),
+        _ => ("NVMe (PCIe)", 5.0),
+    };
+    match figures.get("interface_gen").map(|f| &f.value) {
+        Some(Value::Num(g)) if *g > max => Err((
+            "interface_gen",
+            format!(
+                "interface_gen: a {family} drive has generations 1 to {max}; found {g} with interface = {interface:?}"
+            ),
         )),
+        _ => Ok(()),
     }
 }
 
 /// Errors in catalog files (built-in ones are caught by tests; user part files at load).
+/// `at` is `:LINE:COLUMN` in the file, or empty when no position is known.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CatalogError {
-    #[error("{file}: {message}")]
-    Parse { file: String, message: String },
-    #[error("{file}: part {part:?}: {message}")]
-    Part { file: String, part: String, message: String },
+    #[error("{file}{at}: {message}")]
+    Parse { file: String, at: String, message: String },
+    #[error("{file}{at}: part {part:?}: {message}")]
+    Part { file: String, at: String, part: String, message: String },
+}
+
+/// `:LINE:COLUMN` of part `i` of a part file (of its figure `figure`'s value when given).
+fn part_position(text: &str, i: usize, figure: Option<&str>) -> String {
+    #[derive(Deserialize)]
+    struct Positions {
+        #[serde(default)]
+        part: Vec<PartPosition>,
+    }
+    #[derive(Deserialize)]
+    struct PartPosition {
+        id: Option<toml::Spanned<toml::Value>>,
+        #[serde(default)]
+        figures: BTreeMap<String, toml::Spanned<FigurePosition>>,
+    }
+    #[derive(Deserialize)]
+    struct FigurePosition {
+        value: Option<toml::Spanned<toml::Value>>,
+    }
+    let Ok(pos) = toml::from_str::<Positions>(text) else {
+        return String::new();
+    };
+    let Some(pp) = pos.part.get(i) else {
+        return String::new();
+    };
+    let span = figure
+        .and_then(|f| pp.figures.get(f))
+        .map(|v| v.get_ref().value.as_ref().map_or(v.span(), |x| x.span()))
+        .or_else(|| pp.id.as_ref().map(|v| v.span()));
+    match span {
+        Some(s) => {
+            let (l, c) = crate::topology::line_col(text, s.start);
+            format!(":{l}:{c}")
+        }
+        None => String::new(),
+    }
 }
 
 #[derive(Deserialize)]
@@ -424,25 +581,39 @@ impl Catalog {
     }
 
     fn add_file(&mut self, file: &str, text: &str, overlay: bool) -> Result<(), CatalogError> {
-        let pf: PartFile =
-            toml::from_str(text).map_err(|e| CatalogError::Parse { file: file.to_string(), message: e.to_string() })?;
-        for p in pf.part {
-            let perr = |m: String| CatalogError::Part { file: file.to_string(), part: p.id.clone(), message: m };
+        let pf: PartFile = toml::from_str(text).map_err(|e| {
+            let at = e.span().map_or_else(String::new, |s| {
+                let (l, c) = crate::topology::line_col(text, s.start);
+                format!(":{l}:{c}")
+            });
+            CatalogError::Parse { file: file.to_string(), at, message: e.message().trim().to_string() }
+        })?;
+        for (i, p) in pf.part.into_iter().enumerate() {
+            // Located at the figure a problem is about, else at the part's id.
+            let perr = |figure: Option<&str>, m: String| CatalogError::Part {
+                file: file.to_string(),
+                at: part_position(text, i, figure),
+                part: p.id.clone(),
+                message: m,
+            };
             if overlay && let Some(existing) = self.parts.get_mut(&p.id) {
                 if existing.kind != p.kind {
-                    return Err(perr(format!("is a {} in the catalog, not a {}", existing.kind, p.kind)));
+                    return Err(perr(None, format!("is a {} in the catalog, not a {}", existing.kind, p.kind)));
                 }
                 for (k, f) in &p.figures {
-                    let spec =
-                        figure_spec(p.kind, k).ok_or_else(|| perr(format!("unknown figure {k:?} for a {}", p.kind)))?;
-                    check_value(spec, &f.value).map_err(perr)?;
-                    existing.figures.insert(k.clone(), f.clone());
+                    let spec = figure_spec(p.kind, k)
+                        .ok_or_else(|| perr(Some(k), format!("unknown figure {k:?} for a {}", p.kind)))?;
+                    check_value(spec, &f.value).map_err(|m| perr(Some(k), m))?;
                 }
+                let mut merged = existing.figures.clone();
+                merged.extend(p.figures.iter().map(|(k, f)| (k.clone(), f.clone())));
+                check_together(p.kind, &merged).map_err(|(f, m)| perr(Some(f), m))?;
+                existing.figures = merged;
                 continue;
             }
-            validate_part(&p).map_err(perr)?;
+            validate_part(&p).map_err(|(figure, m)| perr(figure.as_deref(), m))?;
             if !overlay && self.parts.contains_key(&p.id) {
-                return Err(perr("is defined twice".to_string()));
+                return Err(perr(None, "is defined twice".to_string()));
             }
             self.origin.insert(p.id.clone(), file.to_string());
             self.parts.insert(p.id.clone(), p);
@@ -484,35 +655,39 @@ impl Catalog {
     }
 }
 
-fn validate_part(p: &Part) -> Result<(), String> {
+/// Checks a part; a problem comes with the figure it is about, if any.
+fn validate_part(p: &Part) -> Result<(), (Option<String>, String)> {
+    let whole = |m: String| (None, m);
     if p.id.is_empty() || p.id != p.id.to_ascii_lowercase() || p.id.contains(char::is_whitespace) {
-        return Err("ids are lower-case with no spaces".to_string());
+        return Err(whole("ids are lower-case with no spaces".to_string()));
     }
     for (k, f) in &p.figures {
+        let at = |m: String| (Some(k.clone()), m);
         let spec = figure_spec(p.kind, k).ok_or_else(|| {
             let s = suggest(k, figure_names(p.kind));
-            format!("unknown figure {k:?} for a {}{}", p.kind, did_you_mean(&s))
+            at(format!("unknown figure {k:?} for a {}{}", p.kind, did_you_mean(&s)))
         })?;
-        check_value(spec, &f.value)?;
+        check_value(spec, &f.value).map_err(at)?;
         if f.source.trim().is_empty() {
-            return Err(format!("figure {k:?} has no source"));
+            return Err(at(format!("figure {k:?} has no source")));
         }
         if f.source.trim().len() < 8 {
-            return Err(format!(
+            return Err(at(format!(
                 "figure {k:?}: source {:?} is too short to say where the number comes from (8 characters at least)",
                 f.source.trim()
-            ));
+            )));
         }
         if !["datasheet", "spec", "measurement", "fit", "derived", "inferred"].contains(&f.basis.as_str()) {
-            return Err(format!(
+            return Err(at(format!(
                 "figure {k:?}: basis {:?} is not datasheet/spec/measurement/fit/derived/inferred",
                 f.basis
-            ));
+            )));
         }
     }
+    check_together(p.kind, &p.figures).map_err(|(f, m)| (Some(f.to_string()), m))?;
     for spec in FIGURES.iter().filter(|s| s.kind == p.kind && s.required) {
         if !p.figures.contains_key(spec.name) {
-            return Err(format!("missing required figure {:?} ({})", spec.name, spec.doc));
+            return Err(whole(format!("missing required figure {:?} ({})", spec.name, spec.doc)));
         }
     }
     Ok(())
@@ -595,6 +770,16 @@ figures.dma_read_efficiency = { value = 0.5, source = "iopath fit, test", basis 
         let p = c.get("asm1166").unwrap();
         assert_eq!(p.figures.len(), before.max(p.figures.len()));
         assert_eq!(p.figures["dma_read_efficiency"].value, Value::Num(0.5));
+    }
+
+    #[test]
+    fn part_file_errors_are_located_at_their_figure() {
+        let mut c = Catalog::builtin();
+        let text = "[[part]]\nid = \"asm1166\"\nkind = \"controller\"\nname = \"x\"\nfigures.uplink = { value = \"bogus\", source = \"a fit of mine\" }\n";
+        let e = c.overlay("p.toml", text).unwrap_err().to_string();
+        assert!(e.starts_with("p.toml:5:28: part \"asm1166\": uplink: expected a PCIe link"), "{e}");
+        let e = c.overlay("p.toml", "[[part]\n").unwrap_err().to_string();
+        assert!(e.starts_with("p.toml:1:"), "{e}");
     }
 
     #[test]

@@ -80,53 +80,127 @@ impl fmt::Display for LinkSpec {
     }
 }
 
-/// Parses a link generation name: `sata1`..`sata3` (also `sata-6g`, `sata3g`, `sata1.5g`),
-/// `sas1`..`sas4` (`sas-12g`), `pcie1`..`pcie5` (`pcie3.0`, `gen3`), `dmi1`..`dmi4`, `internal`.
-/// A lane suffix (`pcie3x2`, `sas3x4`) is returned as the second element.
-pub fn parse_generation(s: &str) -> Option<(Family, u8, Option<u32>, Option<u32>)> {
-    let t = s.trim().to_ascii_lowercase().replace([' ', '_', '-'], "");
-    let (head, lanes) = match t.rfind('x') {
-        Some(i) if i > 0 && t[i + 1..].chars().all(|c| c.is_ascii_digit()) && i + 1 < t.len() => {
-            (t[..i].to_string(), t[i + 1..].parse::<u32>().ok())
-        }
-        _ => (t.clone(), None),
-    };
-    if head == "internal" {
-        return Some((Family::Internal, 0, lanes, None));
+/// A link name as written, read: `pcie3x2` is PCIe 3.0 with 2 lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkName {
+    pub family: Family,
+    pub generation: u8,
+    /// The width written after `x` (for DMI: the width it always has, unless written).
+    pub lanes: Option<u32>,
+    /// DMI's fixed width (x4, DMI 4: x8).
+    pub fixed_lanes: Option<u32>,
+}
+
+/// Why a link name was not understood, with how to write it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct LinkNameError {
+    pub message: String,
+    pub help: String,
+}
+
+/// Names a message may suggest for a misspelt link.
+pub const LINK_EXAMPLES: &[&str] = &[
+    "pcie1", "pcie2", "pcie3", "pcie4", "pcie5", "pcie3x1", "pcie3x2", "pcie3x4", "pcie3x8", "pcie3x16", "dmi1",
+    "dmi2", "dmi3", "dmi4", "sata1", "sata2", "sata3", "sas1", "sas2", "sas3", "sas4", "sas3x4", "internal",
+];
+
+const LINK_HELP: &str = "write a generation, optionally with a width: pcie1..pcie5 (pcie3x2), dmi1..dmi4, sata1..sata3, sas1..sas4 (sas3x4), or internal";
+
+/// Parses a link name: `sata1`..`sata3` (also `sata-6g`, `sata3g`, `sata1.5g`), `sas1`..`sas4`
+/// (`sas-12g`), `pcie1`..`pcie5` (`pcie3.0`, `gen3`, `PCIe 3.0 x4`), `dmi1`..`dmi4`, `internal`,
+/// each optionally with a width after `x`. A width must be a lane count the family has: PCIe
+/// x1, x2, x4, x8, x16; SATA x1; SAS x1 or more (a wide port). `pcie3x-1`, `pcie3x3`, `pcie9`
+/// and `sata3x2` are errors, never read as something else.
+pub fn parse_link(s: &str) -> Result<LinkName, LinkNameError> {
+    let t = s.trim().to_ascii_lowercase();
+    let err = |message: String| LinkNameError { message, help: LINK_HELP.to_string() };
+    if t.is_empty() {
+        return Err(err("an empty link name".to_string()));
     }
-    // DMI generations are PCIe links with a fixed width (Intel: DMI 1-3 x4, DMI 4 x8).
-    if let Some(g) = head.strip_prefix("dmi") {
-        let g: u8 = g.trim_end_matches(".0").parse().ok()?;
-        let default_lanes = if g >= 4 { 8 } else { 4 };
-        return match g {
-            1..=4 => Some((Family::Pcie, g, Some(lanes.unwrap_or(default_lanes)), Some(default_lanes))),
-            _ => None,
+    // No family or generation name has an 'x': everything after the first is the width.
+    let (head, width) = match t.split_once('x') {
+        Some((h, w)) => (h, Some(w.trim())),
+        None => (t.as_str(), None),
+    };
+    let head = head.replace([' ', '_', '-'], "");
+    let lanes: Option<u64> = match width {
+        None => None,
+        Some(w) if !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()) => Some(w.parse::<u64>().unwrap_or(u64::MAX)),
+        Some(w) => {
+            return Err(err(format!("{s:?}: the width {w:?} after x is not a number of lanes (x1, x2, x4, ...)")));
+        }
+    };
+    if lanes == Some(0) {
+        return Err(err(format!("{s:?} has no lanes; a link has at least one")));
+    }
+    let unknown = || {
+        let near = crate::catalog::suggest(&t.replace([' ', '_', '-'], ""), LINK_EXAMPLES.iter().copied());
+        err(format!("{s:?} is not a link name{}", crate::catalog::did_you_mean(&near)))
+    };
+    let (family, generation, fixed) = if head == "internal" {
+        if lanes.is_some() {
+            return Err(err(format!("{s:?}: an internal path has no width")));
+        }
+        (Family::Internal, 0, None)
+    } else if let Some(g) = head.strip_prefix("dmi") {
+        // DMI generations are PCIe links with a fixed width (Intel: DMI 1-3 x4, DMI 4 x8).
+        match g.trim_end_matches(".0").parse::<u8>() {
+            Ok(g @ 1..=4) => (Family::Pcie, g, Some(if g >= 4 { 8 } else { 4 })),
+            Ok(_) => return Err(err(format!("{s:?}: DMI has generations 1 to 4"))),
+            Err(_) => return Err(unknown()),
+        }
+    } else if let Some(g) = head.strip_prefix("sata") {
+        let g = match g {
+            "1" | "1.5g" | "1.5gbps" | "1.5gb/s" | "150" => 1,
+            "2" | "3g" | "3gbps" | "ii" | "300" => 2,
+            "3" | "6g" | "6gbps" | "iii" | "600" => 3,
+            "" => return Err(err(format!("{s:?} names no generation; write sata1, sata2 or sata3"))),
+            _ => {
+                return Err(err(format!(
+                    "{s:?}: SATA has generations 1 to 3 (sata1 = 1.5, sata2 = 3, sata3 = 6 Gb/s)"
+                )));
+            }
         };
-    }
-    let sata = |g: &str| -> Option<u8> {
-        match g {
-            "1" | "1.5g" | "1.5gbps" | "1.5gb/s" | "150" => Some(1),
-            "2" | "3g" | "3gbps" | "ii" | "300" => Some(2),
-            "3" | "6g" | "6gbps" | "iii" | "600" => Some(3),
-            _ => None,
-        }
-    };
-    if let Some(g) = head.strip_prefix("sata") {
-        return sata(g).map(|g| (Family::Sata, g, lanes, None));
-    }
-    if let Some(g) = head.strip_prefix("sas") {
+        (Family::Sata, g, None)
+    } else if let Some(g) = head.strip_prefix("sas") {
         let g = match g {
             "1" | "3g" => 1,
             "2" | "6g" => 2,
             "3" | "12g" => 3,
             "4" | "22.5g" | "24g" => 4,
-            _ => return None,
+            "" => return Err(err(format!("{s:?} names no generation; write sas1 .. sas4"))),
+            _ => return Err(err(format!("{s:?}: SAS has generations 1 to 4 (3, 6, 12, 22.5 Gb/s)"))),
         };
-        return Some((Family::Sas, g, lanes, None));
-    }
-    let g = head.strip_prefix("pcie").or_else(|| head.strip_prefix("gen"))?;
-    let g: u8 = g.trim_end_matches(".0").parse().ok()?;
-    (1..=5).contains(&g).then_some((Family::Pcie, g, lanes, None))
+        (Family::Sas, g, None)
+    } else if let Some(g) = head.strip_prefix("pcie").or_else(|| head.strip_prefix("gen")) {
+        match g.trim_end_matches(".0").parse::<u8>() {
+            Ok(g @ 1..=5) => (Family::Pcie, g, None),
+            Ok(_) => return Err(err(format!("{s:?}: PCIe has generations 1 to 5"))),
+            Err(_) if g.is_empty() => {
+                return Err(err(format!("{s:?} names no generation; write pcie1 .. pcie5, e.g. pcie3x2")));
+            }
+            Err(_) => return Err(unknown()),
+        }
+    } else {
+        return Err(unknown());
+    };
+    let lanes = match (family, lanes) {
+        (_, None) => fixed,
+        (Family::Pcie, Some(n)) if !crate::catalog::PCIE_WIDTHS.contains(&(n.min(1 << 40) as i64)) => {
+            return Err(err(format!("{s:?}: x{n} is not a PCIe width; a PCIe link has 1, 2, 4, 8 or 16 lanes")));
+        }
+        (Family::Sata, Some(n)) if n != 1 => {
+            return Err(err(format!("{s:?} asks for {n} lanes, but a SATA link has one")));
+        }
+        (_, Some(n)) => Some(u32::try_from(n).unwrap_or(u32::MAX)),
+    };
+    Ok(LinkName { family, generation, lanes, fixed_lanes: fixed })
+}
+
+/// [`parse_link`] as a tuple (family, generation, lanes, DMI's fixed width), `None` on error.
+pub fn parse_generation(s: &str) -> Option<(Family, u8, Option<u32>, Option<u32>)> {
+    parse_link(s).ok().map(|l| (l.family, l.generation, l.lanes, l.fixed_lanes))
 }
 
 /// Figures of one link generation, as read from the catalog.
@@ -247,8 +321,32 @@ mod tests {
         assert_eq!(parse_generation("dmi2"), Some((Family::Pcie, 2, Some(4), Some(4))));
         assert_eq!(parse_generation("sas3x4"), Some((Family::Sas, 3, Some(4), None)));
         assert_eq!(parse_generation("pcie9"), None);
+        assert_eq!(parse_generation("PCIe 3.0 x4"), Some((Family::Pcie, 3, Some(4), None)));
         assert_eq!(parse_generation("x"), None);
         assert_eq!(parse_generation(""), None);
+    }
+
+    #[test]
+    fn impossible_link_names_are_errors_not_other_links() {
+        // Each of these used to be read as another link (x-1 as x1) or a bare generation.
+        for (name, want) in [
+            ("pcie3x-1", "is not a number of lanes"),
+            ("pcie3x3", "x3 is not a PCIe width"),
+            ("pcie3x32", "x32 is not a PCIe width"),
+            ("pcie9", "PCIe has generations 1 to 5"),
+            ("pcie", "names no generation"),
+            ("sata4", "SATA has generations 1 to 3"),
+            ("sata3x2", "a SATA link has one"),
+            ("pcie3x0", "has no lanes"),
+            ("internalx2", "no width"),
+            ("bogus", "is not a link name"),
+            ("pcie3x", "is not a number of lanes"),
+        ] {
+            let e = parse_link(name).expect_err(name);
+            assert!(e.message.contains(want), "{name}: {}", e.message);
+        }
+        let l = parse_link("sas3").unwrap();
+        assert_eq!((l.family, l.generation, l.lanes), (Family::Sas, 3, None));
     }
 
     #[test]

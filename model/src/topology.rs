@@ -25,10 +25,10 @@
 //! ```
 
 use crate::catalog::{
-    Catalog, CatalogError, Figure, FigureSpec, FigureType, Kind, Value, check_value, did_you_mean, figure_names,
-    figure_spec, suggest,
+    Accepts, Catalog, CatalogError, Figure, FigureSpec, FigureType, Kind, Value, check_together, check_value,
+    did_you_mean, expectation, figure_names, figure_spec, suggest,
 };
-use crate::link::{Family, GenerationFigures, LinkSpec, parse_generation};
+use crate::link::{Family, GenerationFigures, LinkSpec, parse_generation, parse_link};
 use crate::units::parse_rate;
 use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
@@ -211,6 +211,8 @@ struct Sink<'a> {
     file: &'a str,
     text: &'a str,
     out: Vec<Diagnostic>,
+    /// Ids of `[[part]]` tables that were rejected: uses of them are not reported again.
+    broken_parts: HashSet<String>,
 }
 
 impl Sink<'_> {
@@ -225,6 +227,21 @@ impl Sink<'_> {
         let d =
             Diagnostic { file: self.file.to_string(), line, column, key: key.into(), message: message.into(), help };
         // The same problem from every drive of a `count` group is reported once.
+        if !self.out.contains(&d) {
+            self.out.push(d);
+        }
+    }
+
+    /// A problem with a value given on the command line: `label` is the option as written.
+    fn cli(&mut self, label: &str, message: impl Into<String>, help: Option<String>) {
+        let d = Diagnostic {
+            file: label.to_string(),
+            line: 0,
+            column: 0,
+            key: String::new(),
+            message: message.into(),
+            help,
+        };
         if !self.out.contains(&d) {
             self.out.push(d);
         }
@@ -343,7 +360,7 @@ impl Topology {
     /// Reads and validates a topology file.
     pub fn load(path: &std::path::Path, catalog: &Catalog) -> Result<Topology, ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        let bytes = std::fs::read(path).map_err(|e| ConfigError {
             diagnostics: vec![Diagnostic {
                 file: file.clone(),
                 line: 0,
@@ -353,7 +370,37 @@ impl Topology {
                 help: Some("check the path; `ls configs/` lists the built-in examples".to_string()),
             }],
         })?;
-        Topology::parse(&file, &text, catalog)
+        Topology::parse_bytes(&file, &bytes, catalog)
+    }
+
+    /// Parses and validates a topology file's bytes: text that is not UTF-8 is reported at
+    /// the first bad byte (offset, line and column), not as an unreadable file.
+    pub fn parse_bytes(file: &str, bytes: &[u8], catalog: &Catalog) -> Result<Topology, ConfigError> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Topology::parse(file, text, catalog),
+            Err(e) => {
+                let at = e.valid_up_to();
+                // The valid prefix is text: count lines and columns in it.
+                let prefix = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+                let (line, column) = line_col(prefix, at);
+                Err(ConfigError {
+                    diagnostics: vec![Diagnostic {
+                        file: file.to_string(),
+                        line,
+                        column,
+                        key: key_at(prefix, at),
+                        message: format!(
+                            "byte {at} (line {line}, column {column}): not valid UTF-8 (byte 0x{:02x})",
+                            bytes[at]
+                        ),
+                        help: Some(
+                            "a topology is UTF-8 text; re-save the file as UTF-8 or remove the byte (e.g. a Latin-1 character)"
+                                .into(),
+                        ),
+                    }],
+                })
+            }
+        }
     }
 
     /// Parses and validates topology text; `file` names it in messages.
@@ -361,21 +408,40 @@ impl Topology {
         let raw: RawTopology = match toml::from_str(text) {
             Ok(r) => r,
             Err(e) => {
-                let mut sink = Sink { file, text, out: Vec::new() };
+                let mut sink = Sink { file, text, out: Vec::new(), broken_parts: HashSet::new() };
                 let msg = e.message().trim().to_string();
-                let key = e.span().map(|s| key_at(text, s.start)).unwrap_or_default();
+                // The reader gives no position for nesting beyond its limit: point at the
+                // most deeply nested header or key.
+                let span = e.span().or_else(|| Some(deepest_line(text)));
+                let key = span.clone().map(|s| key_at(text, s.start)).unwrap_or_default();
+                let key = if key.len() > 80 { format!("{}...", key.chars().take(77).collect::<String>()) } else { key };
                 let help = serde_help(&msg, &key);
-                sink.at(e.span(), key, msg, Some(help));
+                let msg = if msg.contains("recursion limit") {
+                    "tables or values are nested too deeply for the TOML reader (recursion limit)".to_string()
+                } else {
+                    msg
+                };
+                sink.at(span, key, msg, Some(help));
                 return Err(ConfigError { diagnostics: sink.out });
             }
         };
-        Topology::from_raw(file, text, raw, catalog, &[])
+        Topology::from_raw(file, text, raw, catalog, &[], &[])
     }
 
     /// Returns a copy with figure overrides applied (`--set`, `--vary`, fitting), validated
     /// as if they had been written in the file.
     pub fn with_overrides(&self, overrides: &[ParamOverride]) -> Result<Topology, ConfigError> {
-        Topology::from_raw(&self.file, &self.text, self.raw.clone(), &self.catalog, overrides)
+        Topology::from_raw(&self.file, &self.text, self.raw.clone(), &self.catalog, overrides, &[])
+    }
+
+    /// [`Topology::with_overrides`], naming in each problem the option that gave the
+    /// override: `origins[i]` is how override `i` was written (`--vary hba.mps=nan`).
+    pub fn with_overrides_from(
+        &self,
+        overrides: &[ParamOverride],
+        origins: &[String],
+    ) -> Result<Topology, ConfigError> {
+        Topology::from_raw(&self.file, &self.text, self.raw.clone(), &self.catalog, overrides, origins)
     }
 
     /// The catalog this topology was resolved against.
@@ -416,10 +482,11 @@ impl Topology {
         raw: RawTopology,
         catalog: &Catalog,
         overrides: &[ParamOverride],
+        origins: &[String],
     ) -> Result<Topology, ConfigError> {
-        let mut sink = Sink { file, text, out: Vec::new() };
+        let mut sink = Sink { file, text, out: Vec::new(), broken_parts: HashSet::new() };
         // Workload problems are collected apart and reported after the tree's, in file order.
-        let mut wsink = Sink { file, text, out: Vec::new() };
+        let mut wsink = Sink { file, text, out: Vec::new(), broken_parts: HashSet::new() };
         if raw.host.is_none()
             && raw.node.is_empty()
             && raw.drive.is_empty()
@@ -445,10 +512,13 @@ impl Topology {
             .unwrap_or(RawHost { part: Spanned::new(0..0, "generic-host".to_string()), params: BTreeMap::new() });
         let mut nodes: Vec<Node> = Vec::new();
         let mut params_of: Vec<BTreeMap<Spanned<String>, Spanned<toml::Value>>> = Vec::new();
+        // Where each node's part is named, for problems of its figures taken together.
+        let mut part_span_of: Vec<Option<Range<usize>>> = Vec::new();
         let mut key_of: Vec<String> = Vec::new();
         let host_part = resolve_part(&mut sink, &cat, &host_raw.part, "host.part", &[Kind::Host]);
         nodes.push(new_node("host", Kind::Host, host_part, None, None));
         params_of.push(host_raw.params.clone());
+        part_span_of.push(known(&host_raw.part));
         key_of.push("host".into());
 
         // Nodes and drives, expanding `count`.
@@ -507,6 +577,7 @@ impl Topology {
             ids.insert(n.id.get_ref().clone(), (nodes.len(), n.id.span()));
             nodes.push(new_node(n.id.get_ref(), kind, part, None, None));
             params_of.push(n.params.clone());
+            part_span_of.push(known(&n.part));
             key_of.push(key.clone());
             pending.push(Pending { key, parent: n.parent.clone(), port, offset: 0, count: 1, link: n.link.clone() });
         }
@@ -566,6 +637,7 @@ impl Topology {
                 ids.insert(id.get_ref().clone(), (nodes.len(), id.span()));
                 nodes.push(new_node(id.get_ref(), Kind::Drive, part.clone(), None, d.dev.clone()));
                 params_of.push(d.params.clone());
+                part_span_of.push(known(&d.part));
                 key_of.push(key.clone());
                 pending.push(Pending {
                     key: key.clone(),
@@ -578,23 +650,30 @@ impl Topology {
             }
         }
 
-        // Overrides from the command line become params of their nodes.
-        for o in overrides {
+        // Overrides from the command line become params of their nodes; their problems are
+        // reported against the option that gave them (`--set hba.uplink=bogus: ...`).
+        let mut given_as: HashMap<(NodeIx, String), String> = HashMap::new();
+        for (i, o) in overrides.iter().enumerate() {
+            let label = origins.get(i).cloned().unwrap_or_else(|| format!("--set {}.{}={}", o.node, o.param, o.value));
             match nodes.iter().position(|n| n.id == o.node) {
                 Some(ix) => {
+                    // A figure that is a word takes the text as written (`--set hba.uplink=3`
+                    // is the word "3", refused as a link name, not the number 3).
+                    let wants_text = figure_spec(nodes[ix].kind, &o.param).is_some_and(|s| s.ty == FigureType::Str);
                     let v = match &o.value {
+                        v if wants_text => toml::Value::String(v.to_string()),
                         Value::Bool(b) => toml::Value::Boolean(*b),
                         Value::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => toml::Value::Integer(*n as i64),
                         Value::Num(n) => toml::Value::Float(*n),
                         Value::Str(s) => toml::Value::String(s.clone()),
                     };
                     params_of[ix].insert(Spanned::new(0..0, o.param.clone()), Spanned::new(0..0, v));
+                    given_as.insert((ix, o.param.clone()), label);
                 }
                 None => {
                     let s = suggest(&o.node, nodes.iter().map(|n| n.id.as_str()));
-                    sink.at(
-                        None,
-                        format!("--set {}.{}", o.node, o.param),
+                    sink.cli(
+                        &label,
                         format!("no node or drive has id {:?}{}", o.node, did_you_mean(&s)),
                         Some("ids are listed by `iopath check`".into()),
                     );
@@ -695,15 +774,23 @@ impl Topology {
             let kind = nodes[ix].kind;
             let prm = params_of[ix].clone();
             for (k, v) in &prm {
+                let cli = given_as.get(&(ix, k.get_ref().clone()));
+                // A problem of a value from the command line is reported against its option.
+                let report = |sink: &mut Sink, span: Option<Range<usize>>, key: String, m: String, h: String| match cli
+                {
+                    Some(label) => sink.cli(label, m, Some(h)),
+                    None => sink.at(span, key, m, Some(h)),
+                };
                 let key = format!("{}.params.{}", key_of[ix], k.get_ref());
                 let span = known(v);
                 let Some(spec) = figure_spec(kind, k.get_ref()) else {
                     let s = suggest(k.get_ref(), figure_names(kind));
-                    sink.at(
+                    report(
+                        &mut sink,
                         known(k),
                         key,
                         format!("{:?} is not a figure of a {}{}", k.get_ref(), kind, did_you_mean(&s)),
-                        Some(format!("a {} accepts: {}", kind, figure_names(kind).collect::<Vec<_>>().join(", "))),
+                        format!("a {} accepts: {}", kind, figure_names(kind).collect::<Vec<_>>().join(", ")),
                     );
                     continue;
                 };
@@ -713,11 +800,12 @@ impl Topology {
                     (FigureType::Num, toml::Value::String(s)) if spec.name.ends_with("_mb_s") => match parse_rate(s) {
                         Ok(r) => Value::Num(r.mb_s()),
                         Err(e) => {
-                            sink.at(
+                            report(
+                                &mut sink,
                                 span,
                                 key,
                                 e.to_string(),
-                                Some(format!("write a rate with its unit, e.g. {} = \"550MB/s\"", spec.name)),
+                                format!("write a rate with its unit, e.g. {} = \"550MB/s\"", spec.name),
                             );
                             continue;
                         }
@@ -725,17 +813,18 @@ impl Topology {
                     (FigureType::Bool, toml::Value::Boolean(b)) => Value::Bool(*b),
                     (FigureType::Str, toml::Value::String(s)) => Value::Str(s.clone()),
                     (_, other) => {
-                        sink.at(
+                        report(
+                            &mut sink,
                             span,
                             key,
-                            format!("expected {} ({}), found {}", type_name(spec.ty), spec.doc, other),
-                            Some(param_type_help(spec)),
+                            format!("expected {} ({}), found {}", expectation(spec), spec.doc, found(other)),
+                            param_type_help(spec),
                         );
                         continue;
                     }
                 };
                 if let Err(m) = check_value(spec, &value) {
-                    sink.at(span, key, m, Some(format!("{}: {}", spec.name, spec.doc)));
+                    report(&mut sink, span, key, m, param_type_help(spec));
                     continue;
                 }
                 let source = if span.is_some() {
@@ -744,6 +833,29 @@ impl Topology {
                     "command line (--set)".to_string()
                 };
                 nodes[ix].figures.insert(spec.name.to_string(), Figure { value, source, basis: "measurement".into() });
+            }
+            // Figures that must agree (a SATA drive's generation is 1 to 3), at the param
+            // that made them disagree, else at the part.
+            if let Err((fig, m)) = check_together(kind, &nodes[ix].figures) {
+                let help = Some(
+                    "SATA generations are 1 to 3 (1.5, 3, 6 Gb/s), SAS 1 to 4, NVMe the PCIe generation 1 to 5"
+                        .to_string(),
+                );
+                let from_params = ["interface", fig]
+                    .iter()
+                    .find_map(|f| prm.iter().find(|(k, _)| k.get_ref() == f).map(|(k, v)| (k.get_ref().clone(), v)));
+                match from_params {
+                    Some((k, _)) if given_as.contains_key(&(ix, k.clone())) => {
+                        sink.cli(&given_as[&(ix, k)], m, help);
+                    }
+                    Some((k, v)) => sink.at(known(v), format!("{}.params.{k}", key_of[ix]), m, help),
+                    None => sink.at(
+                        part_span_of[ix].clone(),
+                        format!("{}.part", key_of[ix]),
+                        format!("part {:?}: {m}", nodes[ix].part),
+                        help,
+                    ),
+                }
             }
         }
 
@@ -1097,21 +1209,22 @@ fn integer(sink: &mut Sink, v: &Spanned<toml::Value>, key: &str, what: &str, hel
     }
 }
 
-/// The help for a param of the wrong type: what the figure is and how to write it.
+/// The help for a param of the wrong type or value: what the figure is and how to write it.
 fn param_type_help(spec: &FigureSpec) -> String {
-    let how = match spec.ty {
-        FigureType::Num if spec.name.ends_with("_mb_s") => format!(
-            "a number from {} to {}, or a rate with its unit such as {} = \"550MB/s\"",
-            spec.range.0, spec.range.1, spec.name
-        ),
-        FigureType::Num => format!(
-            "a number from {} to {} without quotes, e.g. {} = {}",
-            spec.range.0, spec.range.1, spec.name, spec.range.0
-        ),
-        FigureType::Bool => format!("true or false without quotes, e.g. {} = false", spec.name),
-        FigureType::Str => format!("a string in quotes, e.g. {} = \"...\"", spec.name),
+    let n = spec.name;
+    let how = match spec.accepts {
+        Accepts::Number if n.ends_with("_mb_s") => {
+            format!("{}, or a rate with its unit such as {n} = \"550MB/s\"", expectation(spec))
+        }
+        Accepts::Number | Accepts::Integer => {
+            format!("{} without quotes, e.g. {n} = {}", expectation(spec), spec.range.0)
+        }
+        Accepts::IntegerOf(of) => format!("{} without quotes, e.g. {n} = {}", expectation(spec), of[0]),
+        Accepts::Flag => format!("true or false without quotes, e.g. {n} = false"),
+        Accepts::Link { .. } => format!("{} in quotes, e.g. {n} = \"pcie3\"", expectation(spec)),
+        Accepts::OneOf(of) => format!("{} in quotes, e.g. {n} = \"{}\"", expectation(spec), of[0]),
     };
-    format!("{} is {}; write {how}", spec.name, spec.doc)
+    format!("{n} is {}; write {how}", spec.doc)
 }
 
 /// The help for a file with nothing to model: a complete minimal topology.
@@ -1154,10 +1267,37 @@ fn load_parts(sink: &mut Sink, cat: &mut Catalog, parts: &[crate::catalog::Part]
         id: Option<Spanned<String>>,
         kind: Option<Spanned<toml::Value>>,
         #[serde(default)]
-        figures: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+        figures: BTreeMap<Spanned<String>, Spanned<FigurePosition>>,
+    }
+    #[derive(Deserialize)]
+    struct FigurePosition {
+        value: Option<Spanned<toml::Value>>,
     }
     let positions = toml::from_str::<Positions>(sink.text).map(|p| p.part).unwrap_or_default();
     for (i, p) in parts.iter().enumerate() {
+        let pos = positions.get(i);
+        // Every figure's value by its kind, each at its own position, all reported at once.
+        let mut found_here = Vec::new();
+        for (k, f) in &p.figures {
+            let Some(spec) = figure_spec(p.kind, k) else {
+                continue;
+            };
+            if let Err(m) = check_value(spec, &f.value) {
+                let at = pos.and_then(|pp| pp.figures.iter().find(|(pk, _)| pk.get_ref() == k));
+                let span = at.and_then(|(pk, v)| v.get_ref().value.as_ref().and_then(known).or_else(|| known(pk)));
+                found_here.push((span, format!("part[{i}].figures.{k}"), format!("part {:?}: {m}", p.id), spec));
+            }
+        }
+        // In file order.
+        found_here.sort_by_key(|(span, ..)| span.as_ref().map_or(usize::MAX, |s| s.start));
+        let bad = !found_here.is_empty();
+        for (span, key, message, spec) in found_here {
+            sink.at(span, key, message, Some(param_type_help(spec)));
+        }
+        if bad {
+            sink.broken_parts.insert(p.id.to_ascii_lowercase());
+            continue;
+        }
         let t = toml::to_string(&PartFileOut { part: vec![p.clone()] }).unwrap_or_default();
         let Err(e) = cat.overlay(sink.file, &t) else {
             continue;
@@ -1166,7 +1306,6 @@ fn load_parts(sink: &mut Sink, cat: &mut Catalog, parts: &[crate::catalog::Part]
         let message = match e {
             CatalogError::Parse { message, .. } | CatalogError::Part { message, .. } => message,
         };
-        let pos = positions.get(i);
         let figure = pos.and_then(|pp| {
             pp.figures.keys().find(|k| {
                 message.contains(&format!("figure {:?}", k.get_ref()))
@@ -1202,6 +1341,7 @@ fn load_parts(sink: &mut Sink, cat: &mut Catalog, parts: &[crate::catalog::Part]
             ),
         };
         sink.at(span, key, format!("part {:?}: {message}", p.id), Some(help));
+        sink.broken_parts.insert(p.id.to_ascii_lowercase());
     }
 }
 
@@ -1457,49 +1597,24 @@ fn check_workloads(
 /// A PCIe link trains at the narrower and older of slot and card; a width nothing can have
 /// (0 lanes, a SATA link with lanes, a wide port wider than the parent) is an error.
 fn written_link(parent: &Node, derived: &LinkSpec, s: &str) -> Result<LinkSpec, (String, String)> {
-    let Some((fam, g, lanes, _)) = parse_generation(s) else {
-        return Err((
-            format!("{s:?} is not a link generation"),
-            "write e.g. \"pcie3x2\", \"pcie2x1\", \"sata1\", \"sas3x4\", \"dmi3\"".into(),
-        ));
-    };
+    // Names that are no link, widths no link of the family has (pcie3x3, pcie3x-1, sata3x2,
+    // x0) and generations that do not exist are refused here, with the reason.
+    let name = parse_link(s).map_err(|e| (e.message, e.help))?;
+    let (fam, g) = (name.family, name.generation);
     if fam != derived.family && derived.family != Family::Internal {
         return Err((
-            format!("{s:?} is a {fam:?} link, but this attachment is {:?}", derived.family),
-            format!("write a {:?} link such as {}", derived.family, example_link(derived.family)),
+            format!("{s:?} is a {} link, but this attachment is {}", family_name(fam), family_name(derived.family)),
+            format!("write a {} link such as {}", family_name(derived.family), example_link(derived.family)),
         ));
     }
-    // The width as written; one too large for a u32 still counts as written.
-    let asked: Option<u64> = lanes.map(u64::from).or_else(|| written_lanes(s));
-    let lanes = match (fam, asked) {
-        (_, Some(0)) => {
-            return Err((
-                format!("{s:?} has no lanes"),
-                format!(
-                    "a link has at least one lane; write e.g. {}, or leave the width out to use the part's own",
-                    example_link(fam)
-                ),
-            ));
-        }
-        (Family::Pcie, Some(n)) if n > 32 => {
-            return Err((
-                format!("{s:?} asks for {n} lanes, but a PCIe link has at most 32"),
-                "write the slot's width, e.g. \"pcie3x16\"; a card in a wider slot trains at its own width".into(),
-            ));
-        }
-        (Family::Sata, Some(n)) if n != 1 => {
-            return Err((
-                format!("{s:?} asks for {n} lanes, but a SATA link has one"),
-                "write the generation alone, e.g. \"sata2\"".into(),
-            ));
-        }
+    let lanes = match (fam, name.lanes) {
         (Family::Sata, _) => 1,
         (Family::Sas, Some(n)) => {
             let (have, what) = match parent.kind {
                 Kind::Expander => (parent.num("phys", 0.0), "phys"),
                 _ => (parent.num("ports", 0.0), "ports"),
             };
-            if n as f64 > have {
+            if f64::from(n) > have {
                 return Err((
                     format!(
                         "{s:?} asks for a x{n} wide port, but {:?} ({}) has only {have} {what}",
@@ -1508,13 +1623,11 @@ fn written_link(parent: &Node, derived: &LinkSpec, s: &str) -> Result<LinkSpec, 
                     format!("write a width from 1 to {have}, e.g. \"sas3x4\""),
                 ));
             }
-            u32::try_from(n).unwrap_or(u32::MAX)
+            n
         }
         // Slot and card: the link trains at the narrower of the two.
-        (Family::Pcie, n) if derived.family == Family::Pcie => {
-            n.map_or(derived.lanes, |n| u32::try_from(n).unwrap_or(u32::MAX).min(derived.lanes))
-        }
-        (_, n) => n.map_or(derived.lanes, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+        (Family::Pcie, n) if derived.family == Family::Pcie => n.map_or(derived.lanes, |n| n.min(derived.lanes)),
+        (_, n) => n.unwrap_or(derived.lanes),
     };
     Ok(LinkSpec {
         family: fam,
@@ -1524,23 +1637,12 @@ fn written_link(parent: &Node, derived: &LinkSpec, s: &str) -> Result<LinkSpec, 
     })
 }
 
-/// The lane count written at the end of a link name (`pcie3x16` -> 16), saturating at
-/// `u64::MAX` for absurd widths, read the way [`parse_generation`] reads it.
-fn written_lanes(s: &str) -> Option<u64> {
-    let t = s.trim().to_ascii_lowercase().replace([' ', '_', '-'], "");
-    let i = t.rfind('x').filter(|&i| i > 0)?;
-    let digits = &t[i + 1..];
-    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    Some(digits.parse::<u64>().unwrap_or(u64::MAX))
-}
-
-fn type_name(t: FigureType) -> &'static str {
-    match t {
-        FigureType::Num => "a number",
-        FigureType::Bool => "true or false",
-        FigureType::Str => "a string",
+fn family_name(f: Family) -> &'static str {
+    match f {
+        Family::Pcie => "PCIe",
+        Family::Sata => "SATA",
+        Family::Sas => "SAS",
+        Family::Internal => "internal",
     }
 }
 
@@ -1585,9 +1687,28 @@ fn serde_help(msg: &str, key: &str) -> String {
         "close the header with ], e.g. [host]".to_string()
     } else if msg.contains("basic string") {
         "close the string with a double quote on the same line".to_string()
+    } else if msg.contains("recursion limit") {
+        "nest tables and values a few levels deep at most; a topology needs no more than [[drive]] and params = { ... }"
+            .to_string()
     } else {
         "fix the TOML syntax at this position".to_string()
     }
+}
+
+/// The span of the start of the line nested most deeply (dots, brackets and braces in a
+/// header or before a value), for reader errors that come without a position.
+fn deepest_line(text: &str) -> Range<usize> {
+    let mut best = (0usize, 0usize);
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let depth = line.chars().filter(|c| matches!(c, '.' | '[' | '{')).count();
+        let indent = line.len() - line.trim_start().len();
+        if depth > best.0 {
+            best = (depth, offset + indent);
+        }
+        offset += line.len();
+    }
+    best.1..best.1 + 1
 }
 
 /// The key path at a byte offset, read from the text around it: the table in effect (with
@@ -1669,6 +1790,8 @@ fn resolve_part(
     let n = name.get_ref();
     let span = if name.span().end > 0 { Some(name.span()) } else { None };
     match cat.get(n) {
+        // A [[part]] of this file that was rejected, and reported where it is written.
+        None if sink.broken_parts.contains(&n.trim().to_ascii_lowercase()) => None,
         Some(p) if kinds.contains(&p.kind) => Some(p.clone()),
         Some(p) => {
             let want: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
@@ -1891,9 +2014,14 @@ port = 0
     #[test]
     fn impossible_link_widths_are_errors() {
         let base = ASM.replace("parent = \"host\"", "parent = \"host\"\nlink = \"L\"");
-        for (link, want) in
-            [("pcie3x0", "has no lanes"), ("pcie3x99", "at most 32"), ("pcie3x99999999999999999999", "at most 32")]
-        {
+        for (link, want) in [
+            ("pcie3x0", "has no lanes"),
+            ("pcie3x99", "not a PCIe width"),
+            ("pcie3x99999999999999999999", "not a PCIe width"),
+            ("pcie3x-1", "not a number of lanes"),
+            ("pcie3x3", "x3 is not a PCIe width"),
+            ("pcie9", "PCIe has generations 1 to 5"),
+        ] {
             let d = errors(&base.replace("\"L\"", &format!("{link:?}")));
             assert!(d[0].message.contains(want), "{link}: {}", d[0]);
             assert_eq!((d[0].line, d[0].key.as_str()), (9, "node[0].link"));

@@ -236,7 +236,18 @@ impl WorkloadSpec {
             if m <= 100 { w.rwmixread = m as u8 } else { e("rwmixread", format!("{m} is not a percentage 0..100")) }
         }
         if let Some(r) = &self.region {
+            // One spelling: a percentage. A bare number is refused rather than guessed at
+            // (0.5 and 50 would both be read as something).
+            let t = r.trim();
             match parse_fraction(r) {
+                _ if !t.ends_with('%') => {
+                    let hint = match t.parse::<f64>() {
+                        Ok(v) if v > 0.0 && v < 1.0 => format!("write {}% for that fraction", v * 100.0),
+                        Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => format!("write {v}%"),
+                        _ => "write a percentage such as 10%".to_string(),
+                    };
+                    e("region", format!("{r:?} has no %: {hint} (a region is always written as a percentage)"));
+                }
                 Ok(f) => {
                     w.region = f;
                     w.region_given = true;
@@ -258,7 +269,22 @@ impl WorkloadSpec {
             (Some(0), None) => e("active", "must be at least 1".to_string()),
             (Some(n), None) => w.targets = Targets::Active(n),
             (None, Some(d)) if d.is_empty() => e("drives", "names no drive".to_string()),
-            (None, Some(d)) => w.targets = Targets::Drives(d.clone()),
+            (None, Some(d)) => {
+                // A drive named twice would run twice; an empty name is a stray comma.
+                let mut bad = false;
+                for (i, id) in d.iter().enumerate() {
+                    if id.trim().is_empty() {
+                        e("drives", format!("drive {} of the list is empty (a stray comma?)", i + 1));
+                        bad = true;
+                    } else if d[..i].contains(id) {
+                        e("drives", format!("{id:?} is named twice; name each drive once"));
+                        bad = true;
+                    }
+                }
+                if !bad {
+                    w.targets = Targets::Drives(d.clone());
+                }
+            }
             (None, None) => {}
         }
         if let Some(copies) = &self.copy {
@@ -345,6 +371,22 @@ mod tests {
         let errs = spec.resolve().unwrap_err();
         let fields: Vec<_> = errs.iter().map(|e| e.field).collect();
         assert_eq!(fields, ["rw", "bs", "iodepth", "rwmixread", "copy"]);
+    }
+
+    #[test]
+    fn duplicate_drives_and_bare_regions_are_errors() {
+        let dup = WorkloadSpec { drives: Some(vec!["D".into(), "D".into()]), ..Default::default() };
+        let errs = dup.resolve().unwrap_err();
+        assert!(errs[0].message.contains("\"D\" is named twice"), "{errs:?}");
+        let empty = WorkloadSpec { drives: Some(vec!["D".into(), "".into()]), ..Default::default() };
+        assert!(empty.resolve().unwrap_err()[0].message.contains("empty"));
+        for (r, hint) in [("0.5", "write 50%"), ("50", "write 50%")] {
+            let spec = WorkloadSpec { region: Some(r.into()), ..Default::default() };
+            let errs = spec.resolve().unwrap_err();
+            assert!(errs[0].message.contains(hint), "{r}: {errs:?}");
+        }
+        let ok = WorkloadSpec { region: Some("50%".into()), ..Default::default() };
+        assert_eq!(ok.resolve().unwrap().region, 0.5);
     }
 
     #[test]

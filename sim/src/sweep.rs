@@ -74,7 +74,8 @@ pub fn expand_values(s: &str) -> Result<Vec<String>, String> {
     Ok(s.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect())
 }
 
-fn apply_workload(spec: &mut WorkloadSpec, param: &str, v: &str) -> Result<(), String> {
+/// Sets one workload axis value on a spec (as a sweep point does).
+pub fn apply_workload(spec: &mut WorkloadSpec, param: &str, v: &str) -> Result<(), String> {
     let num = |v: &str| v.parse::<u32>().map_err(|_| format!("{param}={v}: expected a whole number"));
     match param {
         "active" => {

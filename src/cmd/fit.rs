@@ -45,7 +45,7 @@ impl MeasuredArgs {
         let opts = FitOptions {
             max_runtime_s: self.sim_runtime,
             seed: self.seed,
-            replications: self.replications,
+            replications: super::replications(self.replications)?,
             sets,
             cancel: Some(interrupt_flag()),
             ..Default::default()

@@ -40,8 +40,9 @@ pub struct MeasureArgs {
     /// Allow writes (write, randwrite, rw, randrw, copy destinations): destroys data there
     #[arg(long)]
     pub allow_write: bool,
-    /// Allow writing over the partition table or filesystem on this exact device (repeatable)
-    #[arg(long, value_name = "DEVICE")]
+    /// Allow writing over the partition table, filesystem or other data on this exact device
+    /// or existing file (repeatable)
+    #[arg(long, value_name = "PATH")]
     pub destroy_data_on: Vec<PathBuf>,
     /// Size of file targets that are created ("1g"); default 256m
     #[arg(long, value_name = "SIZE")]
@@ -95,18 +96,37 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         }
         (Some(p), true) => {
             let t = super::load_topology(p, catalog, &[])?;
+            // A relative dev names a file next to the topology, wherever iopath runs from.
+            let base = p.parent().unwrap_or(std::path::Path::new(""));
             let pool: Vec<TargetSpec> = t
                 .drives
                 .iter()
                 .map(|&ix| {
                     let n = &t.nodes[ix];
-                    TargetSpec { id: n.id.clone(), path: n.dev.clone().map(PathBuf::from).unwrap_or_default() }
+                    TargetSpec {
+                        id: n.id.clone(),
+                        path: n.dev.as_deref().filter(|d| !d.is_empty()).map(|d| base.join(d)).unwrap_or_default(),
+                    }
                 })
                 .collect();
             let name = t.name.clone();
             (Some(t), pool, name)
         }
         (None, false) => {
+            // The same target twice would be two jobs on one device, and its second exclusive
+            // open would fail as if another program held it.
+            for (i, p) in a.targets.iter().enumerate() {
+                let same = |q: &PathBuf| {
+                    q == p || std::fs::canonicalize(q).ok().is_some_and(|c| Some(c) == std::fs::canonicalize(p).ok())
+                };
+                if let Some(first) = a.targets[..i].iter().find(|q| same(q)) {
+                    return Err(usage(format!(
+                        "--target {} is given twice (also as --target {}); name each target once",
+                        p.display(),
+                        first.display()
+                    )));
+                }
+            }
             let pool = a.targets.iter().map(|p| TargetSpec { id: p.display().to_string(), path: p.clone() }).collect();
             (None, pool, "ad hoc".to_string())
         }

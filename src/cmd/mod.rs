@@ -120,8 +120,17 @@ pub fn run(cli: Cli) -> CliResult {
 pub fn load_catalog(parts: &[PathBuf]) -> CliResult<Catalog> {
     let mut c = Catalog::builtin();
     for p in parts {
-        let text = std::fs::read_to_string(p)
-            .map_err(|e| CliError::usage(anyhow::anyhow!("{}: cannot read part file: {e}", p.display())))?;
+        let bytes = std::fs::read(p)
+            .map_err(|e| CliError::usage(anyhow::anyhow!("--parts {}: cannot read part file: {e}", p.display())))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let prefix = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();
+            let (l, c) = iopath_model::topology::line_col(prefix, at);
+            CliError::usage(anyhow::anyhow!(
+                "{}:{l}:{c}: byte {at} (line {l}, column {c}): not valid UTF-8",
+                p.display()
+            ))
+        })?;
         c.overlay(&p.display().to_string(), &text).map_err(CliError::usage)?;
     }
     Ok(c)
@@ -134,13 +143,25 @@ pub fn load_topology(path: &Path, catalog: &Catalog, sets: &[String]) -> CliResu
         return Ok(t);
     }
     let overrides = parse_sets(sets)?;
-    t.with_overrides(&overrides).map_err(|e| CliError::usage(anyhow::anyhow!("{e}")))
+    // Problems with a --set value are the command line's, not the topology file's.
+    let origins: Vec<String> = sets.iter().map(|s| format!("--set {s}")).collect();
+    t.with_overrides_from(&overrides, &origins).map_err(|e| CliError::usage(anyhow::anyhow!("{e}")))
 }
 
 pub fn parse_sets(sets: &[String]) -> CliResult<Vec<ParamOverride>> {
     sets.iter()
-        .map(|s| s.parse::<ParamOverride>().map_err(|m| CliError::usage(anyhow::anyhow!("--set: {m}"))))
+        .map(|s| s.parse::<ParamOverride>().map_err(|m| CliError::usage(anyhow::anyhow!("--set {s}: {m}"))))
         .collect()
+}
+
+/// `--replications N`: at least one run (0 would still run once and say nothing).
+pub fn replications(n: u32) -> CliResult<u32> {
+    if n == 0 {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--replications 0: at least one run is needed; give 1 for a single run, or more for a mean and spread"
+        )));
+    }
+    Ok(n)
 }
 
 /// Workload options, with fio's names and meanings.
@@ -153,29 +174,29 @@ pub struct WorkloadArgs {
     #[arg(long, help_heading = "Workload")]
     pub rw: Option<String>,
     /// Block size; k = 1024 as in fio ("4k", "128k", "1m", "512")
-    #[arg(long, help_heading = "Workload")]
+    #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub bs: Option<String>,
     /// I/Os each job keeps outstanding
-    #[arg(long, help_heading = "Workload")]
+    #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub iodepth: Option<String>,
     /// Jobs per drive
-    #[arg(long, help_heading = "Workload")]
+    #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub numjobs: Option<String>,
     /// Percent reads for rw/randrw
-    #[arg(long, help_heading = "Workload")]
+    #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub rwmixread: Option<String>,
     /// Part of each drive that I/O touches, from its start ("10%")
-    #[arg(long, help_heading = "Workload")]
+    #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub region: Option<String>,
     /// Measured time ("20s"). Default: a sequential job given --region covers it once (a
     /// whole-surface read with --region 100%); otherwise 2 s on SSDs, 20 s with HDDs
-    #[arg(long, help_heading = "Workload")]
+    #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub runtime: Option<String>,
     /// Warm-up time before measuring ("1s")
-    #[arg(long, help_heading = "Workload")]
+    #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub ramp: Option<String>,
     /// Use the first N drives in file order
-    #[arg(long, value_name = "N", help_heading = "Workload", conflicts_with = "drives")]
+    #[arg(long, value_name = "N", help_heading = "Workload", conflicts_with = "drives", allow_hyphen_values = true)]
     pub active: Option<String>,
     /// Use these drives (comma-separated ids)
     #[arg(long, value_delimiter = ',', help_heading = "Workload")]
@@ -184,7 +205,7 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "SRC:DST", help_heading = "Workload")]
     pub copy: Vec<String>,
     /// Seed of the random streams
-    #[arg(long, help_heading = "Workload")]
+    #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub seed: Option<u64>,
 }
 
@@ -197,10 +218,10 @@ impl WorkloadArgs {
             Some(name) => topo.workloads.get(name).cloned().ok_or_else(|| {
                 let names: Vec<&str> = topo.workloads.keys().map(|s| s.as_str()).collect();
                 CliError::usage(anyhow::anyhow!(
-                    "{}: no workload named {name:?}{}",
+                    "--workload {name}: {} has no workload named {name:?}{}",
                     topo.file,
                     if names.is_empty() {
-                        "; the file defines none".to_string()
+                        "; it defines none".to_string()
                     } else {
                         format!("; it defines {}", names.join(", "))
                     }
@@ -247,6 +268,21 @@ pub fn whole_number(name: &str, v: &Option<String>) -> CliResult<Option<u32>> {
     }
 }
 
+/// Checks that the drives a workload names exist, before anything runs; a problem is
+/// reported against the option that named them (`--copy D:X: no drive has id "X"`).
+pub fn check_targets(topo: &Topology, spec: &WorkloadSpec, w: &iopath_model::Workload) -> CliResult<()> {
+    let Err(e) = iopath_sim::target_drives(topo, w) else {
+        return Ok(());
+    };
+    let option = match (&spec.copy, &spec.drives, spec.active) {
+        (Some(c), _, _) if !w.copies.is_empty() => format!("--copy {}", c.join(" --copy ")),
+        (_, Some(d), _) => format!("--drives {}", d.join(",")),
+        (_, _, Some(n)) => format!("--active {n}"),
+        _ => "the workload".to_string(),
+    };
+    Err(CliError::usage(anyhow::anyhow!("{option}: {e}")))
+}
+
 /// Resolves a workload spec, mapping every problem to one usage error.
 pub fn resolve_workload(spec: &WorkloadSpec) -> CliResult<iopath_model::Workload> {
     spec.resolve().map_err(|errs| {
@@ -265,8 +301,9 @@ pub fn replications_arg(s: &str) -> Result<u32, String> {
     match s.trim().parse::<u64>() {
         Ok(n) if (1..=u64::from(max)).contains(&n) => Ok(n as u32),
         _ => Err(format!(
-            "expected a number of seeds from 1 to {max} (the spread of a mean shrinks as 1/sqrt(n): \
-             {max} seeds already put it at 3% of one seed's)"
+            "--replications {}: expected a number of seeds from 1 to {max} (the spread of a mean \
+             shrinks as 1/sqrt(n): {max} seeds already put it at 3% of one seed's)",
+            s.trim()
         )),
     }
 }

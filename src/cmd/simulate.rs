@@ -43,20 +43,22 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
     let topo = load_topology(&a.topology, cat, &a.set)?;
     let spec = a.workload.spec(&topo)?;
     let w = resolve_workload(&spec)?;
+    super::check_targets(&topo, &spec, &w)?;
     let clock = wall_clock();
     let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
+    let n = super::replications(a.replications)?;
     let pilot = super::estimate::pilot(&topo, &w).map_err(sim_error)?;
     let report = match pilot {
         // Finished (or stopped by Ctrl-C) within the pilot: that run is the answer.
-        super::estimate::Pilot::Done(r) if a.replications == 1 || r.partial => *r,
+        super::estimate::Pilot::Done(r) if n == 1 || r.partial => *r,
         p => {
             let (sim_s, per_s) = p.rate();
-            if let Some(msg) = super::estimate::warning("this run", sim_s, per_s, f64::from(a.replications))
+            if let Some(msg) = super::estimate::warning("this run", sim_s, per_s, f64::from(n))
                 && !a.quiet
             {
                 eprintln!("warning: {msg}");
             }
-            iopath_sim::replicate(&topo, &w, a.replications, &opts).map_err(sim_error)?
+            iopath_sim::replicate(&topo, &w, n, &opts).map_err(sim_error)?
         }
     };
     if report.cost.ios == 0 && !report.partial {

@@ -4,8 +4,8 @@ use super::{
     CliError, CliResult, WorkloadArgs, interrupt_flag, load_topology, print_json, print_text, resolve_workload,
     show_progress, wall_clock,
 };
-use iopath_model::Catalog;
 use iopath_model::report::{Report, Sweep};
+use iopath_model::{Catalog, ParamOverride, Topology, WorkloadSpec};
 use iopath_reports::plot::{MeasuredSeries, PlotOptions};
 use iopath_sim::{Axis, SimOptions};
 use std::path::{Path, PathBuf};
@@ -48,10 +48,55 @@ fn is_multi(v: &str) -> bool {
     v.contains(',') || v.contains("..")
 }
 
-/// Splits the workload options into the fixed ones and the swept axes.
-pub fn axes_of(a: &mut WorkloadArgs, vary: &[String]) -> CliResult<Vec<Axis>> {
+/// Checks a list or range as written before it is expanded: an empty value (`1,2,,4`) is
+/// a mistake, not a value to drop, and a range of drives cannot pass the topology's count.
+fn check_list(option: &str, vals: &str, drives: usize) -> CliResult<()> {
+    let usage = |m: String| Err(CliError::usage(anyhow::anyhow!("{option}: {m}")));
+    if !vals.contains("..") {
+        let parts: Vec<&str> = vals.split(',').collect();
+        if let Some(i) = parts.iter().position(|v| v.trim().is_empty()) {
+            return usage(format!(
+                "value {} of {} is empty (a stray comma?); write the values separated by single commas",
+                i + 1,
+                parts.len()
+            ));
+        }
+        return Ok(());
+    }
+    // A range that is well written but too long says so, not "is not a range".
+    if let Some((a, rest)) = vals.split_once("..")
+        && let Some((b, step)) = Some(rest.split_once(':').unwrap_or((rest, "1")))
+        && let (Ok(lo), Ok(hi), Ok(step)) =
+            (a.trim().parse::<i64>(), b.trim().parse::<i64>(), step.trim().parse::<i64>())
+        && step > 0
+        && lo <= hi
+        && (hi - lo) / step > 10_000
+        && !option.starts_with("--active")
+    {
+        return usage(format!(
+            "{} values; a sweep takes at most 10,001 points per axis (use a step, e.g. {lo}..{hi}:{})",
+            (hi - lo) / step + 1,
+            ((hi - lo) / 100).max(1)
+        ));
+    }
+    if option.starts_with("--active")
+        && let Some((a, rest)) = vals.split_once("..")
+        && let (Ok(lo), Ok(hi)) = (a.trim().parse::<u64>(), rest.split(':').next().unwrap_or("").trim().parse::<u64>())
+        && lo <= hi
+        && hi > drives as u64
+    {
+        return usage(format!(
+            "the topology has only {drives} drive{}; sweep at most 1..{drives}",
+            if drives == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(())
+}
+
+/// Splits the workload options into the fixed ones and the swept axes. `drives` is the
+/// number of drives in the topology (for `--active` ranges).
+pub fn axes_of(a: &mut WorkloadArgs, vary: &[String], drives: usize) -> CliResult<Vec<Axis>> {
     let mut axes = Vec::new();
-    let bad = |e: iopath_sim::SweepError| CliError::usage(anyhow::anyhow!("{e}"));
     for (name, slot) in [
         ("active", &mut a.active),
         ("bs", &mut a.bs),
@@ -62,15 +107,19 @@ pub fn axes_of(a: &mut WorkloadArgs, vary: &[String]) -> CliResult<Vec<Axis>> {
         if let Some(v) = slot.clone()
             && is_multi(&v)
         {
-            axes.push(Axis::parse(name, &v).map_err(bad)?);
+            let option = format!("--{name} {v}");
+            check_list(&option, &v, drives)?;
+            axes.push(Axis::parse(name, &v).map_err(|e| CliError::usage(anyhow::anyhow!("{option}: {e}")))?);
             *slot = None;
         }
     }
     for v in vary {
+        let option = format!("--vary {v}");
         let (p, vals) = v
             .split_once('=')
-            .ok_or_else(|| CliError::usage(anyhow::anyhow!("--vary {v:?}: expected NODE.PARAM=V1,V2,...")))?;
-        axes.push(Axis::parse(p, vals).map_err(bad)?);
+            .ok_or_else(|| CliError::usage(anyhow::anyhow!("{option}: expected NODE.PARAM=V1,V2,...")))?;
+        check_list(&option, vals, drives)?;
+        axes.push(Axis::parse(p, vals).map_err(|e| CliError::usage(anyhow::anyhow!("{option}: {e}")))?);
     }
     if axes.is_empty() {
         return Err(CliError::usage(anyhow::anyhow!(
@@ -136,15 +185,114 @@ pub fn load_measured(path: &Path) -> CliResult<Vec<MeasuredSeries>> {
     )))
 }
 
+/// Builds every point's topology and workload, with the checks `simulate` makes, before any
+/// point runs: a bad axis value is a usage error (exit 2) listing every problem, and nothing
+/// is simulated. Values are reported as the option that gave them (`--bs 0`, `--vary ...`).
+pub fn check_points(topo: &Topology, base: &WorkloadSpec, axes: &[Axis]) -> CliResult<()> {
+    let mut combos: Vec<Vec<(&Axis, &String)>> = vec![Vec::new()];
+    for x in axes {
+        combos =
+            combos.into_iter().flat_map(|c| x.values.iter().map(move |v| [c.clone(), vec![(x, v)]].concat())).collect();
+    }
+    // Drives and copies named outside the axes are wrong at every point: say so once.
+    if let Ok(w) = base.resolve() {
+        super::check_targets(topo, base, &w)?;
+    }
+    let mut problems: Vec<String> = Vec::new();
+    let mut add = |m: String| {
+        if !problems.contains(&m) {
+            problems.push(m);
+        }
+    };
+    for combo in &combos {
+        let mut spec = base.clone();
+        let mut overrides = Vec::new();
+        let mut origins = Vec::new();
+        let mut named = Vec::new();
+        let mut ok = true;
+        for (x, v) in combo {
+            if v.trim().is_empty() {
+                add(format!("{}: an empty value", x.param));
+                ok = false;
+                continue;
+            }
+            if x.param.contains('.') {
+                let text = format!("{}={v}", x.param);
+                named.push(format!("--vary {text}"));
+                match text.parse::<ParamOverride>() {
+                    Ok(o) => {
+                        overrides.push(o);
+                        origins.push(format!("--vary {text}"));
+                    }
+                    Err(m) => {
+                        add(format!("--vary {text}: {m}"));
+                        ok = false;
+                    }
+                }
+            } else {
+                named.push(format!("--{} {v}", x.param));
+                if let Err(m) = iopath_sim::sweep::apply_workload(&mut spec, &x.param, v) {
+                    add(format!("--{} {v}: {m}", x.param));
+                    ok = false;
+                }
+            }
+        }
+        if !ok {
+            continue;
+        }
+        let owned;
+        let t = if overrides.is_empty() {
+            topo
+        } else {
+            match topo.with_overrides_from(&overrides, &origins) {
+                Ok(t) => {
+                    owned = t;
+                    &owned
+                }
+                Err(e) => {
+                    for d in &e.diagnostics {
+                        add(format!("{d}"));
+                    }
+                    continue;
+                }
+            }
+        };
+        let at = named.join(" ");
+        match spec.resolve() {
+            Ok(w) => {
+                if let Err(e) = iopath_sim::target_drives(t, &w) {
+                    add(format!("{at}: {e}"));
+                }
+            }
+            Err(errs) => {
+                for e in errs {
+                    add(format!("{at}: {}: {}", e.field, e.message));
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let n = problems.len();
+    Err(CliError::usage(anyhow::anyhow!(
+        "{}\n{n} problem{} found before running; no point was simulated",
+        problems.join("\nerror: "),
+        if n == 1 { "" } else { "s" }
+    )))
+}
+
 pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
     if let Some(dir) = &a.out {
         super::output::check_dir("--out", dir, iopath_reports::export::SWEEP_SET)?;
     }
     let topo = load_topology(&a.topology, cat, &a.set)?;
-    let axes = axes_of(&mut a.workload, &a.vary)?;
+    let replications = super::replications(a.replications)?;
+    let axes = axes_of(&mut a.workload, &a.vary, topo.drives.len())?;
     let base = a.workload.spec(&topo)?;
-    // Check the fixed part of the workload once, before any point runs.
+    // Check the fixed part of the workload, then every point, before any point runs.
     resolve_workload(&base)?;
+    check_points(&topo, &base, &axes)?;
     let mut measured = Vec::new();
     for m in &a.measured {
         measured.extend(load_measured(m)?);
@@ -182,7 +330,7 @@ pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
             b.inc(1);
         }
     };
-    let sweep = iopath_sim::sweep(&topo, &base, &axes, a.replications, &opts, &tick);
+    let sweep = iopath_sim::sweep(&topo, &base, &axes, replications, &opts, &tick);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }

@@ -11,7 +11,9 @@
 //!   threads with `pread`/`pwrite` when io_uring is unavailable, and a mock for tests;
 //! - [`measure`]: a whole measurement: safety gate, targets, timing with a ramp, per-second
 //!   samples, latency histograms, warnings that say what to do, the report;
-//! - [`safety`]: the write gate (mounts, holders, swap, `O_EXCL`, on-disk signatures);
+//! - [`safety`]: the write gate (mounts, holders, loops, swap, `O_EXCL`, `flock`, on-disk
+//!   signatures found by libblkid and by a built-in probe, for devices and files alike);
+//! - [`blkid`]: the system's libblkid, loaded at run time;
 //! - [`discover`]: this machine's topology from sysfs, written as a topology file;
 //! - [`fio`]: fio JSON ingest and fio job files for the same workload;
 //! - [`calibrate`]: measured points (reports, ramps, fio JSON, CSV), least-squares fits of
@@ -22,6 +24,7 @@
 //! to a block device that [`safety`] has not cleared; every error names the path or
 //! device and says how to fix it.
 
+pub mod blkid;
 pub mod calibrate;
 pub mod discover;
 pub mod engine;

@@ -84,10 +84,12 @@ pub enum MeasureError {
 }
 
 impl MeasureError {
-    /// 2 for refusals and bad input, 1 for failures while running.
+    /// 2 for refusals and bad input, 1 for failures while running, 130 for a Ctrl-C that
+    /// stopped the run before anything was measured (a layout).
     pub fn exit_code(&self) -> u8 {
         match self {
             MeasureError::Refused(_) | MeasureError::Usage(_) => 2,
+            MeasureError::Target(TargetError::Interrupted { .. }) => 130,
             MeasureError::Target(TargetError::Open { .. } | TargetError::Io { .. }) => 1,
             MeasureError::Target(_) => 2,
             MeasureError::Engine(_) => 1,
@@ -172,7 +174,18 @@ fn is_block(p: &Path) -> bool {
     std::fs::metadata(p).map(|m| m.file_type().is_block_device()).unwrap_or(false)
 }
 
-/// Opens every target; block devices that are written go through the safety gate first.
+fn destroyed_warning(p: &Path, destroyed: &[safety::Signature], warnings: &mut Vec<String>) {
+    if !destroyed.is_empty() {
+        warnings.push(format!(
+            "{}: overwrote data as --destroy-data-on allowed ({})",
+            p.display(),
+            destroyed.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("; ")
+        ));
+    }
+}
+
+/// Opens every target; block devices and existing files that are written go through the
+/// safety gate first (file targets this run lays out are its own, and are only locked).
 fn open_all(
     o: &MeasureOptions,
     targets: &[TargetSpec],
@@ -204,13 +217,7 @@ fn open_all(
         let opened = if is_block(p) {
             if w {
                 let cleared = safety::check_block_write(&sys, p, &o.destroy_data_on)?;
-                if !cleared.destroyed.is_empty() {
-                    warnings.push(format!(
-                        "{}: overwrote data as --destroy-data-on allowed ({})",
-                        p.display(),
-                        cleared.destroyed.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("; ")
-                    ));
-                }
+                destroyed_warning(p, &cleared.destroyed, warnings);
                 let meta = std::fs::metadata(p).map_err(|e| TargetError::Io {
                     path: p.clone(),
                     what: "stat".into(),
@@ -238,7 +245,13 @@ fn open_all(
                         p.display()
                     )));
                 }
-                target::create_file_target(p, o.size, o.workload.seed)?;
+                for s in target::stale_layouts(p) {
+                    warnings.push(format!(
+                        "{}: an unfinished layout of this target, left by a run that was killed; it was not used (delete it to free the space)",
+                        s.display()
+                    ));
+                }
+                target::create_file_target(p, o.size, o.workload.seed, Some(&o.stop))?;
                 created = true;
             } else if target::is_sparse(p) {
                 warnings.push(format!(
@@ -246,7 +259,19 @@ fn open_all(
                     p.display()
                 ));
             }
-            let mut op = target::open_target(p, OpenMode { write: w, exclusive: false })?;
+            let mut op = if w {
+                let cleared = safety::check_file_write(&sys, p, &o.destroy_data_on, created)?;
+                destroyed_warning(p, &cleared.destroyed, warnings);
+                let meta = std::fs::metadata(p).map_err(|e| TargetError::Io {
+                    path: p.clone(),
+                    what: "stat".into(),
+                    cause: e,
+                })?;
+                let buffered = cleared.buffered;
+                target::adopt(p, cleared.file, &meta, buffered)?
+            } else {
+                target::open_target(p, OpenMode { write: false, exclusive: false })?
+            };
             op.created = created;
             op
         };
@@ -644,8 +669,9 @@ pub fn measure_active_ramp_with(
                     bound_mb_s: None,
                 });
             }
-            // Refusals and bad input are the same at every point: stop at once.
-            Err(e) if e.exit_code() == 2 => return Err(e),
+            // Refusals and bad input are the same at every point, and a Ctrl-C during a
+            // layout ends the run: stop at once.
+            Err(e) if matches!(e.exit_code(), 2 | 130) => return Err(e),
             Err(e) => points.push(SweepPoint {
                 param: "active".into(),
                 value: active.into(),

@@ -121,7 +121,7 @@ impl Rig {
     /// A fully written file of `size` bytes under `dir` (not sparse).
     pub fn file(&mut self, dir: &Path, name: &str, size: u64) -> io::Result<PathBuf> {
         let p = dir.join(name);
-        crate::target::create_file_target(&p, size, 42).map_err(io::Error::other)?;
+        crate::target::create_file_target(&p, size, 42, None).map_err(io::Error::other)?;
         Ok(p)
     }
 

@@ -1,22 +1,37 @@
-//! The write gate: nothing writes to a block device that this module has not cleared.
+//! The write gate: nothing writes to a block device or an existing file that this module
+//! has not cleared. It fails closed: what it cannot identify counts as data.
 //!
 //! Reading is always allowed. Writing needs `--allow-write`; for a block device it also
 //! needs, in this order (every refusal says why, what is on the device, and what to do):
 //!
 //! 1. not mounted, checked in `/proc/self/mountinfo` by device number, including its
-//!    partitions and the devices stacked on it (`slaves/`), as nwipe does — refused always;
-//! 2. not active swap (`/proc/swaps`) — refused always;
-//! 3. no holders (`holders/` of the device and of its partitions: dm, md, bcache) —
+//!    partitions and every device stacked on it (`slaves/`, and loop devices whose backing
+//!    file is the device, recursively), as nwipe does — refused always;
+//! 2. not active swap (`/proc/swaps`), through the same stack — refused always;
+//! 3. no holders: `holders/` of the device and of its partitions (dm, md, bcache), and loop
+//!    devices attached to it (loops fill no `slaves/` and claim nothing exclusively) —
 //!    refused always;
 //! 4. `open(O_RDWR|O_EXCL)` succeeds — EBUSY means mounted or held by the kernel or another
 //!    exclusive opener, refused always; the descriptor is kept for the whole run, so the
 //!    device cannot be mounted underneath the run;
-//! 5. no partition table or filesystem/RAID/LVM/crypto signature (probed as blkid does) —
-//!    refused unless `--destroy-data-on` names this exact device (same device number).
+//! 5. `flock(LOCK_EX|LOCK_NB)` on that descriptor succeeds (udev's convention: partitioning
+//!    and formatting tools lock the device) — refused always; held for the run;
+//! 6. no signature found by either of two independent layers: the system's libblkid
+//!    ([`crate::blkid`], every superblock and partition-table probe it knows, as `wipefs`
+//!    lists them) and the built-in probe below ([`probe_signatures`]) — refused unless
+//!    `--destroy-data-on` names this exact device (same device number). When libblkid
+//!    cannot be loaded or its probe fails, the device holds unidentified data: refused
+//!    unless `--destroy-data-on` names it.
+//!
+//! An existing regular file that is written goes through [`check_file_write`]: refused
+//! always when it backs a loop device (matched by `(st_dev, st_ino)` through
+//! `LOOP_GET_STATUS64`) or is active swap; locked with `flock`; refused when either layer
+//! finds a signature unless `--destroy-data-on` names it (same `(st_dev, st_ino)`).
 //!
 //! Refusals exit with code 2.
 
 use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -27,8 +42,12 @@ pub enum RefusalKind {
     NotAllowed,
     Mounted,
     Swap,
+    /// Other devices are built on it, or (a file) it backs a loop device.
     Held,
     Busy,
+    /// Another process holds a `flock` on it.
+    Locked,
+    /// A signature, or data that could not be identified.
     Signature,
     /// `--destroy-data-on` was given but names no write target, or without --allow-write.
     BadDestroyFlag,
@@ -45,18 +64,41 @@ pub struct Refusal {
     pub fix: String,
 }
 
-/// A signature found on a device.
+/// Which layer of the gate reported a signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    /// The system's libblkid.
+    Blkid,
+    /// iopath's own magic-number probe.
+    Builtin,
+    /// Nothing could be identified because libblkid failed: unidentified data.
+    Unidentified,
+}
+
+/// A signature found on a device or file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signature {
     /// "ext4 filesystem", "GPT partition table", ...
-    pub what: &'static str,
-    /// Byte offset of the magic.
-    pub offset: u64,
+    pub what: String,
+    /// Byte offset of the magic, when known.
+    pub offset: Option<u64>,
+    pub by: Layer,
+}
+
+impl Signature {
+    fn builtin(what: &str, offset: u64) -> Signature {
+        Signature { what: what.to_string(), offset: Some(offset), by: Layer::Builtin }
+    }
 }
 
 impl std::fmt::Display for Signature {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} signature at byte {}", self.what, self.offset)
+        match (self.by, self.offset) {
+            (Layer::Builtin, Some(o)) => write!(f, "{} signature at byte {o}", self.what),
+            (Layer::Blkid, Some(o)) => write!(f, "libblkid: {} at byte {o}", self.what),
+            (Layer::Blkid, None) => write!(f, "libblkid: {}", self.what),
+            _ => write!(f, "{}", self.what),
+        }
     }
 }
 
@@ -77,13 +119,15 @@ fn read_at(f: &File, off: u64, len: usize) -> Vec<u8> {
 
 /// Probes the well-known magic numbers of partition tables, filesystems, RAID, LVM,
 /// crypto and swap (the offsets libblkid uses), in a device or image of `size` bytes.
+/// This layer is independent of libblkid: the gate refuses when either finds something.
 pub fn probe_signatures(f: &File, size: u64) -> Vec<Signature> {
     let head = read_at(f, 0, 256 * 1024);
     let at = |off: usize, magic: &[u8]| -> bool {
         head.len() >= off + magic.len() && &head[off..off + magic.len()] == magic
     };
+    let le16 = |off: usize| -> Option<u16> { head.get(off..off + 2).map(|b| u16::from_le_bytes([b[0], b[1]])) };
     let mut found = Vec::new();
-    let mut add = |what: &'static str, offset: u64| found.push(Signature { what, offset });
+    let mut add = |what: &str, offset: u64| found.push(Signature::builtin(what, offset));
 
     // Partition tables.
     for lba in [512usize, 4096] {
@@ -97,18 +141,25 @@ pub fn probe_signatures(f: &File, size: u64) -> Vec<Signature> {
             add("GPT backup partition table", size - 512);
         }
     }
-    // Filesystems with a boot sector carry 0x55AA too; name them before the MBR.
+    // Boot sectors of filesystems carry 0x55AA too: name them, and take 0x55AA for an MBR
+    // only without one and with four plausible entries (boot flag 0x00 or 0x80), as
+    // libblkid does.
     let ntfs = at(3, b"NTFS    ");
+    let exfat = at(3, b"EXFAT   ");
     let fat = at(82, b"FAT32   ") || at(54, b"FAT12   ") || at(54, b"FAT16   ") || at(54, b"FAT");
     if ntfs {
         add("NTFS filesystem", 3);
+    }
+    if exfat {
+        add("exFAT filesystem", 3);
     }
     if at(82, b"FAT32   ") {
         add("FAT32 filesystem", 82);
     } else if fat {
         add("FAT filesystem", 54);
     }
-    if at(510, &[0x55, 0xAA]) && !ntfs && !fat {
+    let entries_ok = (0..4).all(|i| matches!(head.get(446 + 16 * i), Some(0x00 | 0x80)));
+    if at(510, &[0x55, 0xAA]) && !ntfs && !fat && !exfat && entries_ok {
         add("MBR (DOS) partition table", 510);
     }
     // Filesystems.
@@ -121,6 +172,50 @@ pub fn probe_signatures(f: &File, size: u64) -> Vec<Signature> {
     if at(65600, b"_BHRfS_M") {
         add("btrfs filesystem", 65600);
     }
+    if at(1024, &0xF2F5_2010u32.to_le_bytes()) {
+        add("F2FS filesystem", 1024);
+    }
+    if at(0, b"hsqs") || at(0, b"sqsh") {
+        add("squashfs filesystem", 0);
+    }
+    for off in [0usize, 512] {
+        if at(off, &0x28cd_3d45u32.to_le_bytes()) || at(off, &0x28cd_3d45u32.to_be_bytes()) {
+            add("cramfs filesystem", off as u64);
+        }
+    }
+    if at(0, &0x1bad_faceu32.to_le_bytes()) {
+        add("BFS filesystem", 0);
+    }
+    if at(1024, &0xE0F5_E1E2u32.to_le_bytes()) {
+        add("EROFS filesystem", 1024);
+    }
+    // nilfs2: a 16-bit magic, so also a plausible superblock length.
+    if at(1030, &0x3434u16.to_le_bytes()) && le16(1032).is_some_and(|n| (256..=1024).contains(&n)) {
+        add("NILFS2 filesystem", 1030);
+    }
+    if at(32768, b"JFS1") {
+        add("JFS filesystem", 32768);
+    }
+    for base in [65536usize, 8192] {
+        for m in [&b"ReIsErFs"[..], b"ReIsEr2Fs", b"ReIsEr3Fs"] {
+            if at(base + 52, m) {
+                add("ReiserFS filesystem", (base + 52) as u64);
+            }
+        }
+    }
+    if at(65536, b"ReIsEr4") {
+        add("Reiser4 filesystem", 65536);
+    }
+    // Minix: 16-bit magics, so also a plausible superblock (inodes, zone size 0).
+    let minix_sane = le16(1024).is_some_and(|n| n > 0) && le16(1034) == Some(0);
+    for m in [0x137Fu16, 0x138F, 0x2468, 0x2478] {
+        if minix_sane && (at(1040, &m.to_le_bytes()) || at(1040, &m.to_be_bytes())) {
+            add("Minix filesystem", 1040);
+        }
+    }
+    if at(1048, &0x4d5au16.to_le_bytes()) && le16(1036) == Some(0) && head.get(1024..1028) != Some(&[0; 4]) {
+        add("Minix v3 filesystem", 1048);
+    }
     for page in [4096usize, 8192, 16384, 65536] {
         if at(page - 10, b"SWAPSPACE2") || at(page - 10, b"SWAP-SPACE") {
             add("Linux swap", (page - 10) as u64);
@@ -129,7 +224,15 @@ pub fn probe_signatures(f: &File, size: u64) -> Vec<Signature> {
     if at(32769, b"CD001") {
         add("ISO 9660 filesystem", 32769);
     }
-    // LVM, RAID, crypto.
+    // UDF: the volume recognition sequence from 32 KiB, one descriptor per 2 KiB (or per
+    // block, for blocks up to 4 KiB); look at every 512-byte step.
+    if let Some(off) = (0..128usize)
+        .map(|i| 32768 + i * 512)
+        .find(|&o| at(o + 1, b"NSR02") || at(o + 1, b"NSR03") || at(o + 1, b"BEA01") || at(o + 1, b"TEA01"))
+    {
+        add("UDF filesystem (volume recognition sequence)", off as u64 + 1);
+    }
+    // LVM, RAID, crypto, caches.
     for sector in 0..4usize {
         if at(sector * 512, b"LABELONE") {
             add("LVM2 physical volume", (sector * 512) as u64);
@@ -156,6 +259,14 @@ pub fn probe_signatures(f: &File, size: u64) -> Vec<Signature> {
     if at(0, b"LUKS\xba\xbe") {
         add("LUKS encrypted volume", 0);
     }
+    if at(16384, b"SKUL\xba\xbe") {
+        add("LUKS2 secondary header", 16384);
+    }
+    const BCACHE: [u8; 16] =
+        [0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba, 0x6d, 0x81];
+    if at(4096 + 24, &BCACHE) {
+        add("bcache superblock", 4096 + 24);
+    }
     // ZFS: uberblocks in label 0 from 128 KiB, 1 KiB apart.
     let zfs_le = 0x00ba_b10cu64.to_le_bytes();
     let zfs_be = 0x00ba_b10cu64.to_be_bytes();
@@ -167,6 +278,34 @@ pub fn probe_signatures(f: &File, size: u64) -> Vec<Signature> {
         }
     }
     found
+}
+
+/// Both layers on an open file or device of `size` bytes: libblkid's findings, then the
+/// built-in probe's. When libblkid fails, an [`Layer::Unidentified`] entry says so, so
+/// the result is never empty unless both layers looked and found nothing.
+pub fn probe_all(f: &File, size: u64) -> Vec<Signature> {
+    let mut v: Vec<Signature> = match crate::blkid::probe_fd(f.as_raw_fd()) {
+        Ok(found) => found
+            .into_iter()
+            .map(|b| Signature {
+                what: format!(
+                    "{} ({}{})",
+                    b.kind,
+                    b.usage,
+                    b.label.map(|l| format!(", label {l:?}")).unwrap_or_default()
+                ),
+                offset: b.offset,
+                by: Layer::Blkid,
+            })
+            .collect(),
+        Err(e) => vec![Signature {
+            what: format!("unidentified data: {e}, so nothing on it can be ruled out"),
+            offset: None,
+            by: Layer::Unidentified,
+        }],
+    };
+    v.extend(probe_signatures(f, size));
+    v
 }
 
 /// A mount in `/proc/self/mountinfo`.
@@ -212,8 +351,88 @@ fn read_dev(p: &Path) -> Option<(u32, u32)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
+/// A bound loop device and what it sits on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopDev {
+    /// `/dev/loopN`.
+    pub path: PathBuf,
+    pub dev: (u32, u32),
+    /// `loop/backing_file` as sysfs shows it (for messages).
+    pub backing_file: String,
+    /// `(st_dev, st_ino)` of the backing inode.
+    pub backing_inode: Option<Inode>,
+    /// Device number of the backing inode when it is a block device.
+    pub backing_rdev: Option<(u32, u32)>,
+}
+
+/// `(st_dev, st_ino)` of a file.
+pub type Inode = ((u32, u32), u64);
+
+/// `struct loop_info64` of `<linux/loop.h>`.
+#[repr(C)]
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdev: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
+
+fn split_dev(d: u64) -> (u32, u32) {
+    (libc::major(d as libc::dev_t), libc::minor(d as libc::dev_t))
+}
+
+/// The backing inode of a bound loop device node, from `LOOP_GET_STATUS64`:
+/// `((st_dev, st_ino), rdev)`.
+fn loop_status(node: &Path) -> Option<(Inode, (u32, u32))> {
+    let f = File::open(node).ok()?;
+    // SAFETY: the struct is plain data, zeroed, and the ioctl fills at most its size.
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), LOOP_GET_STATUS64 as _, &mut info) };
+    (r == 0).then(|| ((split_dev(info.lo_device), info.lo_inode), split_dev(info.lo_rdev)))
+}
+
+fn loop_at(sysfs_dir: &Path) -> Option<LoopDev> {
+    let name = sysfs_dir.file_name()?.to_string_lossy().into_owned();
+    let backing_file = std::fs::read_to_string(sysfs_dir.join("loop/backing_file")).ok()?.trim_end().to_string();
+    let dev = read_dev(&sysfs_dir.join("dev"))?;
+    let node = PathBuf::from("/dev").join(&name);
+    let (backing_inode, backing_rdev) = match (rdev_of(&node) == Some(dev)).then(|| loop_status(&node)).flatten() {
+        Some((ino, rdev)) => (Some(ino), Some(rdev).filter(|r| *r != (0, 0))),
+        // No node or no ioctl (a fixture tree): the backing file's path, as sysfs says it.
+        None => match std::fs::metadata(&backing_file) {
+            Ok(m) => {
+                (Some((split_dev(m.dev()), m.ino())), m.file_type().is_block_device().then(|| split_dev(m.rdev())))
+            }
+            Err(_) => (None, None),
+        },
+    };
+    Some(LoopDev { path: node, dev, backing_file, backing_inode, backing_rdev })
+}
+
+/// Every bound loop device under `sysfs`.
+pub fn loop_devices(sysfs: &Path) -> Vec<LoopDev> {
+    let Ok(rd) = std::fs::read_dir(sysfs.join("block")) else {
+        return Vec::new();
+    };
+    let mut v: Vec<LoopDev> = rd.flatten().filter_map(|e| loop_at(&e.path())).collect();
+    v.sort_by_key(|l| l.dev);
+    v
+}
+
 /// Whether block device `dev` is, or sits on top of, `candidate`: equal, a partition of it,
-/// or (recursively through `slaves/`) built from it. `sysfs` is the sysfs root.
+/// or (recursively through `slaves/` and loop devices' backing devices) built from it.
+/// `sysfs` is the sysfs root.
 pub fn depends_on(sysfs: &Path, dev: (u32, u32), candidate: (u32, u32), depth: u32) -> bool {
     if dev == candidate {
         return true;
@@ -239,10 +458,18 @@ pub fn depends_on(sysfs: &Path, dev: (u32, u32), candidate: (u32, u32), depth: u
             }
         }
     }
+    // A loop device fills no slaves/: follow its backing block device.
+    if real.join("loop").is_dir()
+        && let Some(b) = loop_at(&real).and_then(|l| l.backing_rdev)
+        && depends_on(sysfs, b, candidate, depth + 1)
+    {
+        return true;
+    }
     false
 }
 
-/// Holders of the device and of its partitions (names under `holders/`).
+/// Holders of the device and of its partitions (names under `holders/`), and every loop
+/// device stacked on it, directly or through other loops (`/dev/loopN (backing file F)`).
 pub fn holders(sysfs: &Path, dev: (u32, u32)) -> Vec<String> {
     let mut v = Vec::new();
     let Ok(real) = std::fs::canonicalize(sysfs.join(format!("dev/block/{}:{}", dev.0, dev.1))) else {
@@ -263,12 +490,38 @@ pub fn holders(sysfs: &Path, dev: (u32, u32)) -> Vec<String> {
             }
         }
     }
+    for l in loop_devices(sysfs) {
+        if l.dev != dev && depends_on(sysfs, l.dev, dev, 0) {
+            v.push(format!("loop device {} (backing file {})", l.path.display(), l.backing_file));
+        }
+    }
     v
 }
 
 fn rdev_of(path: &Path) -> Option<(u32, u32)> {
     let m = std::fs::metadata(path).ok()?;
     m.file_type().is_block_device().then(|| (libc::major(m.rdev()), libc::minor(m.rdev())))
+}
+
+/// What a path names, for comparing `--destroy-data-on` with targets: a block device by
+/// its number, a regular file by `(st_dev, st_ino)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    Block((u32, u32)),
+    File((u32, u32), u64),
+}
+
+/// The identity of an existing block device or regular file.
+pub fn identity(path: &Path) -> Option<Identity> {
+    let m = std::fs::metadata(path).ok()?;
+    let ft = m.file_type();
+    if ft.is_block_device() {
+        Some(Identity::Block(split_dev(m.rdev())))
+    } else if ft.is_file() {
+        Some(Identity::File(split_dev(m.dev()), m.ino()))
+    } else {
+        None
+    }
 }
 
 /// What the gate needs to know about the system; [`System::live`] reads the real one.
@@ -287,10 +540,31 @@ impl System {
             swaps: std::fs::read_to_string("/proc/swaps").unwrap_or_default(),
         }
     }
+
+    fn swap_paths(&self) -> Vec<String> {
+        self.swaps.lines().skip(1).filter_map(|l| l.split_whitespace().next()).map(unescape_mount).collect()
+    }
+
+    /// Mounts of `dev` or of anything stacked on it.
+    fn mounts_on(&self, dev: (u32, u32)) -> Vec<Mount> {
+        parse_mountinfo(&self.mountinfo)
+            .into_iter()
+            .filter(|m| {
+                let mut d = m.dev;
+                if d.0 == 0
+                    && m.source.starts_with("/dev/")
+                    && let Some(r) = rdev_of(Path::new(&m.source))
+                {
+                    d = r; // btrfs and other anonymous-device filesystems
+                }
+                depends_on(&self.sysfs, d, dev, 0)
+            })
+            .collect()
+    }
 }
 
-/// A block device cleared for writing, with the `O_RDWR|O_EXCL|O_DIRECT` descriptor the run
-/// must write through and keep open to the end.
+/// A block device or file cleared for writing, with the descriptor the run must write
+/// through and keep open to the end (it holds the `O_EXCL` claim and the `flock`).
 #[derive(Debug)]
 pub struct Cleared {
     pub path: PathBuf,
@@ -298,18 +572,126 @@ pub struct Cleared {
     /// Signatures that `--destroy-data-on` allowed the run to overwrite.
     pub destroyed: Vec<Signature>,
     pub file: File,
+    /// The file's filesystem refused `O_DIRECT`, so it was opened through the page cache.
+    pub buffered: bool,
+}
+
+fn refusal(path: &Path, kind: RefusalKind, reason: String, found: String, fix: String) -> Refusal {
+    Refusal { device: path.to_path_buf(), kind, reason, found, fix }
+}
+
+fn mounted_refusal(path: &Path, mounted: &[Mount]) -> Refusal {
+    let m = &mounted[0];
+    refusal(
+        path,
+        RefusalKind::Mounted,
+        "it is mounted; iopath never writes to a mounted device, whatever the flags".into(),
+        format!(
+            "{} filesystem from {} mounted on {}{}",
+            m.fstype,
+            m.source,
+            m.mount_point,
+            if mounted.len() > 1 { format!(" (and {} more mounts)", mounted.len() - 1) } else { String::new() }
+        ),
+        format!("unmount it first (umount {}), or measure reads only (drop --allow-write)", m.mount_point),
+    )
+}
+
+fn open_raw(path: &Path, flags: libc::c_int) -> std::io::Result<File> {
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path contains a NUL byte"))?;
+    loop {
+        // SAFETY: valid C string.
+        let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC) };
+        if fd >= 0 {
+            // SAFETY: fd is ours.
+            return Ok(unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) });
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+}
+
+/// `flock(LOCK_EX|LOCK_NB)`, retried for up to a second (udev takes a shared lock for a
+/// moment while it probes a device that was just closed after writing).
+fn lock(path: &Path, f: &File) -> Result<(), Refusal> {
+    let t0 = std::time::Instant::now();
+    loop {
+        // SAFETY: flock on our descriptor.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EWOULDBLOCK) if t0.elapsed() < std::time::Duration::from_secs(1) => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Some(libc::EWOULDBLOCK) => {
+                return Err(refusal(
+                    path,
+                    RefusalKind::Locked,
+                    "another program holds a lock on it (flock)".into(),
+                    "a flock(2) lock: another iopath run, or a partitioning or formatting tool (udev's convention)"
+                        .into(),
+                    format!("wait until it is done (find it with `lslocks` or `fuser -v {}`)", path.display()),
+                ));
+            }
+            Some(libc::EINTR) => {}
+            _ => {
+                return Err(refusal(
+                    path,
+                    RefusalKind::Locked,
+                    format!("it cannot be locked: {e}"),
+                    "flock(LOCK_EX) failed".into(),
+                    "check the path and the filesystem".into(),
+                ));
+            }
+        }
+    }
+}
+
+/// Runs both probe layers through a second, buffered descriptor to the same open file
+/// (probes are unaligned reads), and refuses unless `named`.
+fn check_signatures(path: &Path, file: &File, size: u64, named: bool) -> Result<Vec<Signature>, Refusal> {
+    let again = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    let probe = File::open(&again).or_else(|_| File::open(path)).map_err(|e| {
+        refusal(
+            path,
+            RefusalKind::Busy,
+            format!("it cannot be read to look for signatures: {e}"),
+            "the probe failed".into(),
+            "check permissions".into(),
+        )
+    })?;
+    let sigs = probe_all(&probe, size);
+    if !sigs.is_empty() && !named {
+        let unidentified = sigs.iter().all(|s| s.by == Layer::Unidentified);
+        let list: Vec<String> = sigs.iter().map(|s| s.to_string()).collect();
+        return Err(refusal(
+            path,
+            RefusalKind::Signature,
+            if unidentified {
+                "what it holds cannot be identified, so it counts as data".into()
+            } else {
+                "it holds data".into()
+            },
+            list.join("; "),
+            format!(
+                "if you mean to destroy everything on it, add --destroy-data-on {}; otherwise pick an empty device or a new file{}",
+                path.display(),
+                if unidentified { " (or install libblkid: Debian's libblkid1, from util-linux)" } else { "" }
+            ),
+        ));
+    }
+    Ok(sigs)
 }
 
 /// Checks that a block device may be written, given the devices named by
-/// `--destroy-data-on`; on success returns the exclusive descriptor to write through.
+/// `--destroy-data-on`; on success returns the exclusive, locked descriptor to write through.
 pub fn check_block_write(sys: &System, path: &Path, destroy_ok: &[PathBuf]) -> Result<Cleared, Refusal> {
-    let refuse = |kind, reason: String, found: String, fix: String| Refusal {
-        device: path.to_path_buf(),
-        kind,
-        reason,
-        found,
-        fix,
-    };
+    let refuse = |kind, reason: String, found: String, fix: String| refusal(path, kind, reason, found, fix);
     let Some(dev) = rdev_of(path) else {
         return Err(refuse(
             RefusalKind::Busy,
@@ -318,38 +700,14 @@ pub fn check_block_write(sys: &System, path: &Path, destroy_ok: &[PathBuf]) -> R
             "name a block device such as /dev/sdb".into(),
         ));
     };
-    // 1. Mounts (by device number, through partitions and stacked devices).
-    let mounted: Vec<Mount> = parse_mountinfo(&sys.mountinfo)
-        .into_iter()
-        .filter(|m| {
-            let mut d = m.dev;
-            if d.0 == 0
-                && m.source.starts_with("/dev/")
-                && let Some(r) = rdev_of(Path::new(&m.source))
-            {
-                d = r; // btrfs and other anonymous-device filesystems
-            }
-            depends_on(&sys.sysfs, d, dev, 0)
-        })
-        .collect();
-    if let Some(m) = mounted.first() {
-        return Err(refuse(
-            RefusalKind::Mounted,
-            "it is mounted; iopath never writes to a mounted device, whatever the flags".into(),
-            format!(
-                "{} filesystem from {} mounted on {}{}",
-                m.fstype,
-                m.source,
-                m.mount_point,
-                if mounted.len() > 1 { format!(" (and {} more mounts)", mounted.len() - 1) } else { String::new() }
-            ),
-            format!("unmount it first (umount {}), or measure reads only (drop --allow-write)", m.mount_point),
-        ));
+    // 1. Mounts (by device number, through partitions and stacked devices and loops).
+    let mounted = sys.mounts_on(dev);
+    if !mounted.is_empty() {
+        return Err(mounted_refusal(path, &mounted));
     }
     // 2. Swap.
-    for line in sys.swaps.lines().skip(1) {
-        if let Some(p) = line.split_whitespace().next()
-            && let Some(r) = rdev_of(Path::new(p))
+    for p in sys.swap_paths() {
+        if let Some(r) = rdev_of(Path::new(&p))
             && depends_on(&sys.sysfs, r, dev, 0)
         {
             return Err(refuse(
@@ -360,25 +718,20 @@ pub fn check_block_write(sys: &System, path: &Path, destroy_ok: &[PathBuf]) -> R
             ));
         }
     }
-    // 3. Holders.
+    // 3. Holders, loop devices on it included.
     let h = holders(&sys.sysfs, dev);
     if !h.is_empty() {
         return Err(refuse(
             RefusalKind::Held,
             "other block devices are built on it".into(),
-            format!("holders: {} (device mapper, RAID, bcache...)", h.join(", ")),
-            "stop those devices first (dmsetup remove, mdadm --stop), or measure reads only".into(),
+            format!("holders: {} (device mapper, RAID, bcache, loop...)", h.join(", ")),
+            "stop those devices first (losetup -d, dmsetup remove, mdadm --stop), or measure reads only".into(),
         ));
     }
-    // 4. Exclusive open.
-    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
-        .map_err(|_| refuse(RefusalKind::Busy, "bad path".into(), "a NUL byte".into(), "fix the path".into()))?;
-    // SAFETY: valid C string. This descriptor is the one the run writes through, so the
-    // claim holds from the check to the end of the run.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_EXCL | libc::O_DIRECT | libc::O_CLOEXEC) };
-    if fd < 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(if e.raw_os_error() == Some(libc::EBUSY) {
+    // 4. Exclusive open. This descriptor is the one the run writes through, so the claim
+    // holds from the check to the end of the run.
+    let file = open_raw(path, libc::O_RDWR | libc::O_EXCL | libc::O_DIRECT).map_err(|e| {
+        if e.raw_os_error() == Some(libc::EBUSY) {
             refuse(
                 RefusalKind::Busy,
                 "it is busy: an exclusive open failed with EBUSY".into(),
@@ -393,40 +746,109 @@ pub fn check_block_write(sys: &System, path: &Path, destroy_ok: &[PathBuf]) -> R
                 "the open failed".into(),
                 "check permissions and the path".into(),
             )
-        });
-    }
-    // SAFETY: fd is ours.
-    let file = unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
-    let size = crate::target::blk_size(std::os::fd::AsRawFd::as_raw_fd(&file)).unwrap_or(0);
-    // 5. Signatures, read through a second, buffered descriptor (probes are unaligned).
-    let sigs = match File::open(path) {
-        Ok(probe) => probe_signatures(&probe, size),
-        Err(e) => {
-            return Err(refuse(
-                RefusalKind::Busy,
-                format!("it cannot be read to look for signatures: {e}"),
-                "the probe failed".into(),
-                "check permissions".into(),
-            ));
         }
-    };
+    })?;
+    // 5. The lock, for the whole run.
+    lock(path, &file)?;
+    // 6. Signatures, both layers.
+    let size = crate::target::blk_size(file.as_raw_fd()).unwrap_or(0);
     let named = destroy_ok.iter().any(|p| rdev_of(p) == Some(dev));
-    if !sigs.is_empty() && !named {
-        let list: Vec<String> = sigs.iter().map(|s| s.to_string()).collect();
+    let destroyed = check_signatures(path, &file, size, named)?;
+    Ok(Cleared { path: path.to_path_buf(), dev, destroyed, file, buffered: false })
+}
+
+/// Checks that an existing regular file may be written: it backs no loop device and is no
+/// active swap (refused always), nobody holds a lock on it, and neither layer finds a
+/// signature unless `--destroy-data-on` names it. `fresh` is a file this run has just laid
+/// out itself: its content is iopath's, so it is not probed. On success returns the locked
+/// `O_DIRECT` descriptor (buffered when the filesystem refuses `O_DIRECT`).
+pub fn check_file_write(sys: &System, path: &Path, destroy_ok: &[PathBuf], fresh: bool) -> Result<Cleared, Refusal> {
+    let refuse = |kind, reason: String, found: String, fix: String| refusal(path, kind, reason, found, fix);
+    let Some(Identity::File(fdev, ino)) = identity(path) else {
         return Err(refuse(
-            RefusalKind::Signature,
-            "it holds data".into(),
-            list.join("; "),
+            RefusalKind::Busy,
+            "it is not a regular file".into(),
+            "no regular file at this path".into(),
+            "name a regular file or a block device".into(),
+        ));
+    };
+    // 1. Backing a loop device: writing the file writes under whatever uses the loop.
+    let loops: Vec<LoopDev> =
+        loop_devices(&sys.sysfs).into_iter().filter(|l| l.backing_inode == Some((fdev, ino))).collect();
+    if let Some(l) = loops.first() {
+        let mounted: Vec<String> = loops
+            .iter()
+            .flat_map(|l| sys.mounts_on(l.dev))
+            .map(|m| format!("{} on {}", m.source, m.mount_point))
+            .collect();
+        let names: Vec<String> = loops.iter().map(|l| l.path.display().to_string()).collect();
+        return Err(refuse(
+            RefusalKind::Held,
+            "it is the backing file of a loop device; iopath never writes under an attached loop device, whatever the flags"
+                .into(),
             format!(
-                "if you mean to destroy everything on it, add --destroy-data-on {}; otherwise pick an empty device or a file",
-                path.display()
+                "attached to {} (backing_file {}){}",
+                names.join(", "),
+                l.backing_file,
+                if mounted.is_empty() { String::new() } else { format!(", mounted: {}", mounted.join(", ")) }
+            ),
+            format!(
+                "{}detach it first (losetup -d {}), or measure reads only",
+                if mounted.is_empty() { String::new() } else { "unmount and ".to_string() },
+                names.join(" ")
             ),
         ));
     }
-    Ok(Cleared { path: path.to_path_buf(), dev, destroyed: sigs, file })
+    // 2. Swap file.
+    for p in sys.swap_paths() {
+        if let Some(Identity::File(d, i)) = identity(Path::new(&p))
+            && (d, i) == (fdev, ino)
+        {
+            return Err(refuse(
+                RefusalKind::Swap,
+                "it is in use as swap".into(),
+                format!("active swap file {p} (/proc/swaps)"),
+                format!("turn the swap off first (swapoff {p}), or measure reads only"),
+            ));
+        }
+    }
+    // 3. Open for the run, and lock.
+    let (file, buffered) = match open_raw(path, libc::O_RDWR | libc::O_DIRECT) {
+        Ok(f) => (f, false),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => match open_raw(path, libc::O_RDWR) {
+            Ok(f) => (f, true),
+            Err(e) => {
+                return Err(refuse(
+                    RefusalKind::Busy,
+                    format!("it cannot be opened: {e}"),
+                    "the open failed".into(),
+                    "check permissions and the path".into(),
+                ));
+            }
+        },
+        Err(e) => {
+            return Err(refuse(
+                RefusalKind::Busy,
+                format!("it cannot be opened: {e}"),
+                "the open failed".into(),
+                "check permissions and the path".into(),
+            ));
+        }
+    };
+    lock(path, &file)?;
+    // 4. Signatures.
+    let destroyed = if fresh {
+        Vec::new()
+    } else {
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let named = destroy_ok.iter().any(|p| identity(p) == Some(Identity::File(fdev, ino)));
+        check_signatures(path, &file, size, named)?
+    };
+    Ok(Cleared { path: path.to_path_buf(), dev: fdev, destroyed, file, buffered })
 }
 
-/// Checks `--destroy-data-on` names: each must be a block device among the write targets.
+/// Checks `--destroy-data-on` names: each must be a block device or an existing regular
+/// file among the write targets (the same device number, or the same `(st_dev, st_ino)`).
 pub fn check_destroy_flags(
     destroy_ok: &[PathBuf],
     write_targets: &[PathBuf],
@@ -446,16 +868,20 @@ pub fn check_destroy_flags(
                 "add --allow-write, or drop --destroy-data-on".into(),
             ));
         }
-        let Some(dd) = rdev_of(d) else {
+        let Some(id) = identity(d) else {
             return Err(bad(
-                "it is not a block device".into(),
-                "name the block device, e.g. --destroy-data-on /dev/sdb".into(),
+                if d.exists() {
+                    "it is neither a block device nor a regular file".into()
+                } else {
+                    "it does not exist".into()
+                },
+                "name the block device or file that is written, e.g. --destroy-data-on /dev/sdb".into(),
             ));
         };
-        if !write_targets.iter().any(|t| rdev_of(t) == Some(dd)) {
+        if !write_targets.iter().any(|t| identity(t) == Some(id)) {
             return Err(bad(
-                "it is not one of the devices this workload writes".into(),
-                "name exactly the device that is written (canonical path or a symlink to it)".into(),
+                "it is not one of the devices or files this workload writes".into(),
+                "name exactly the device or file that is written (canonical path or a symlink to it)".into(),
             ));
         }
     }
@@ -504,10 +930,103 @@ mod tests {
             (82, b"FAT32   ", "FAT32"),
             (0, b"LUKS\xba\xbe", "LUKS"),
             (128 * 1024 + 3 * 1024, &0x00ba_b10cu64.to_le_bytes(), "ZFS"),
+            (1024, &0xF2F5_2010u32.to_le_bytes(), "F2FS"),
+            (0, b"hsqs", "squashfs"),
+            (0, &0x28cd_3d45u32.to_le_bytes(), "cramfs"),
+            (0, &0x1bad_faceu32.to_le_bytes(), "BFS"),
+            (32768, b"JFS1", "JFS"),
+            (65588, b"ReIsEr2Fs", "ReiserFS"),
+            (3, b"EXFAT   ", "exFAT"),
+            (32769, b"CD001", "ISO 9660"),
+            (34817, b"NSR03", "UDF"),
+            (16384, b"SKUL\xba\xbe", "LUKS2"),
         ];
         for (off, magic, name) in cases {
             let s = probe(&[(*off, magic)]);
-            assert!(s.iter().any(|x| x.what.contains(name) && x.offset == *off), "{name}: {s:?}");
+            assert!(s.iter().any(|x| x.what.contains(name) && x.offset == Some(*off)), "{name}: {s:?}");
+        }
+    }
+
+    #[test]
+    fn sixteen_bit_magics_need_a_plausible_superblock() {
+        // Minix: the magic alone (no inodes) is noise; with inodes and zone size 0 it is one.
+        assert!(!probe(&[(1040, &0x138Fu16.to_le_bytes())]).iter().any(|x| x.what.contains("Minix")));
+        let s = probe(&[(1024, &[0x60, 0x55]), (1040, &0x138Fu16.to_le_bytes())]);
+        assert!(s.iter().any(|x| x.what.contains("Minix") && x.offset == Some(1040)), "{s:?}");
+        // NILFS2: magic plus the superblock length.
+        assert!(!probe(&[(1030, &[0x34, 0x34])]).iter().any(|x| x.what.contains("NILFS2")));
+        let s = probe(&[(1030, &[0x34, 0x34]), (1032, &280u16.to_le_bytes())]);
+        assert!(s.iter().any(|x| x.what.contains("NILFS2") && x.offset == Some(1030)), "{s:?}");
+    }
+
+    #[test]
+    fn boot_sectors_are_not_taken_for_an_mbr() {
+        // exFAT's boot sector ends in 0x55AA: it is exFAT, not a partition table.
+        let s = probe(&[(3, b"EXFAT   "), (510, &[0x55, 0xAA])]);
+        assert!(s.iter().any(|x| x.what.contains("exFAT")), "{s:?}");
+        assert!(!s.iter().any(|x| x.what.contains("MBR")), "{s:?}");
+        // 0x55AA with an impossible boot flag in an entry is no MBR either.
+        let s = probe(&[(446, &[0x42]), (510, &[0x55, 0xAA])]);
+        assert!(!s.iter().any(|x| x.what.contains("MBR")), "{s:?}");
+    }
+
+    #[test]
+    fn libblkid_finds_nothing_on_a_blank_image_or_says_why() {
+        let size = 4 << 20;
+        let (_t, f) = image(&[], size);
+        match crate::blkid::probe_fd(std::os::fd::AsRawFd::as_raw_fd(&f)) {
+            Ok(v) => assert!(v.is_empty(), "{v:?}"),
+            Err(e) => {
+                crate::rig::skip(&format!("libblkid does not work here: {e}"));
+            }
+        }
+        // Both layers together: nothing on a blank image.
+        if crate::blkid::available().is_ok() {
+            assert!(probe_all(&f, size).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_file_behind_a_loop_device_or_in_swap_is_refused_by_inode() {
+        // A sysfs tree with one loop device whose backing file is `a.img` (a device number
+        // no /dev node has, so the gate reads the backing file's path, not the ioctl).
+        let d = tempfile::tempdir().unwrap();
+        let img = d.path().join("a.img");
+        std::fs::write(&img, vec![0u8; 64 << 10]).unwrap();
+        let sysfs = d.path().join("sys");
+        let l = sysfs.join("block/loop99");
+        std::fs::create_dir_all(l.join("loop")).unwrap();
+        std::fs::write(l.join("dev"), "250:99\n").unwrap();
+        std::fs::write(l.join("loop/backing_file"), format!("{}\n", img.display())).unwrap();
+        let sys = System { sysfs, mountinfo: String::new(), swaps: String::new() };
+        let loops = loop_devices(&sys.sysfs);
+        assert_eq!(loops.len(), 1, "{loops:?}");
+        let Some(Identity::File(dev, ino)) = identity(&img) else { panic!("a.img is a file") };
+        assert_eq!(loops[0].backing_inode, Some((dev, ino)));
+        // Through a hard link (another name, the same inode) it is refused whatever the flags.
+        let link = d.path().join("b.img");
+        std::fs::hard_link(&img, &link).unwrap();
+        let e = check_file_write(&sys, &link, std::slice::from_ref(&link), false).unwrap_err();
+        assert_eq!(e.kind, RefusalKind::Held, "{e}");
+        assert!(e.found.contains("/dev/loop99") && e.fix.contains("losetup -d"), "{e}");
+        // A file listed in /proc/swaps, by another path to it, likewise.
+        let other = d.path().join("c.img");
+        std::fs::write(&other, vec![0u8; 64 << 10]).unwrap();
+        let via = d.path().join("via");
+        std::os::unix::fs::symlink(&other, &via).unwrap();
+        let swapping = System {
+            swaps: format!("Filename\tType\tSize\tUsed\tPriority\n{}\tfile\t60\t0\t-2\n", via.display()),
+            ..sys.clone()
+        };
+        let e = check_file_write(&swapping, &other, std::slice::from_ref(&other), false).unwrap_err();
+        assert_eq!(e.kind, RefusalKind::Swap, "{e}");
+        // A blank file that nothing uses is cleared (when libblkid can look at it).
+        match check_file_write(&sys, &other, &[], false) {
+            Ok(c) => assert!(c.destroyed.is_empty()),
+            Err(e) => {
+                assert!(crate::blkid::available().is_err(), "a blank unused file must be writable: {e}");
+                assert!(e.found.contains("unidentified data"), "{e}");
+            }
         }
     }
 
@@ -541,7 +1060,13 @@ mod tests {
     fn destroy_flag_needs_allow_write_and_a_block_device() {
         let e = check_destroy_flags(&["/dev/null".into()], &[], false).unwrap_err();
         assert_eq!(e.kind, RefusalKind::BadDestroyFlag);
+        let e = check_destroy_flags(&["/dev/null".into()], &[], true).unwrap_err();
+        assert!(e.reason.contains("neither a block device nor a regular file"), "{e}");
+        let e = check_destroy_flags(&["/nonexistent/x.img".into()], &[], true).unwrap_err();
+        assert!(e.reason.contains("does not exist"), "{e}");
+        // A regular file is named by (st_dev, st_ino): it must be one of the written files.
         let e = check_destroy_flags(&["/etc/hostname".into()], &[], true).unwrap_err();
-        assert!(e.reason.contains("not a block device"));
+        assert!(e.reason.contains("not one of the devices or files"), "{e}");
+        check_destroy_flags(&["/etc/hostname".into()], &["/etc/../etc/hostname".into()], true).unwrap();
     }
 }

@@ -9,7 +9,9 @@
 //! - a block device's size comes from `BLKGETSIZE64`, never from `fstat`;
 //! - files on tmpfs/ramfs are refused (the kernel accepts `O_DIRECT` there and measures RAM);
 //! - file targets that do not exist are created at the requested size and fully written
-//!   before any read, so reads reach the device instead of holes.
+//!   before any read, so reads reach the device instead of holes; the path names the file
+//!   only once it is complete (laid out under a temporary name, then linked), and Ctrl-C
+//!   stops a layout within a MiB.
 
 use rand::{Rng, SeedableRng};
 use std::alloc::Layout;
@@ -20,6 +22,7 @@ use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Problems with a target, each naming the path and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +41,10 @@ pub enum TargetError {
     NotATarget { path: PathBuf },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    #[error(
+        "{path}: interrupted while laying it out ({done} of {size} bytes written); nothing was measured, and the unfinished file was removed"
+    )]
+    Interrupted { path: PathBuf, done: u64, size: u64 },
 }
 
 /// A heap buffer aligned for direct I/O, freed on drop.
@@ -313,23 +320,60 @@ pub fn adopt(path: &Path, file: File, meta: &std::fs::Metadata, buffered: bool) 
     })
 }
 
+/// The prefix of the temporary file a layout of `path` writes before it is complete:
+/// `.NAME.iopath-layout-` in the same directory (a PID follows).
+fn layout_prefix(path: &Path) -> String {
+    format!(".{}.iopath-layout-", path.file_name().unwrap_or_default().to_string_lossy())
+}
+
+fn dir_of(path: &Path) -> PathBuf {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Unfinished layouts of `path` left by runs that were killed (their temporary files).
+pub fn stale_layouts(path: &Path) -> Vec<PathBuf> {
+    let prefix = layout_prefix(path);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir_of(path))
+        .map(|rd| {
+            rd.flatten().filter(|e| e.file_name().to_string_lossy().starts_with(&prefix)).map(|e| e.path()).collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
 /// Creates a file target of `size` bytes (rounded up to 1 MiB) and writes every byte, as
 /// fio's "Laying out IO file" does, so later reads reach the device. Refuses tmpfs/ramfs
 /// and never overwrites an existing file.
-pub fn create_file_target(path: &Path, size: u64, seed: u64) -> Result<(), TargetError> {
+///
+/// The layout is written to a temporary name in the same directory (created with
+/// `O_EXCL`), synced, and only then linked to `path` (which fails if `path` appeared
+/// meanwhile), so `path` never names an unfinished file: a run killed during the layout
+/// leaves only the temporary file ([`stale_layouts`]), which no later run takes for a
+/// target. `stop` (Ctrl-C) is checked after every MiB: the layout stops, removes its
+/// temporary file and returns [`TargetError::Interrupted`].
+pub fn create_file_target(path: &Path, size: u64, seed: u64, stop: Option<&AtomicBool>) -> Result<(), TargetError> {
     if let Some(fs) = memory_fs(path) {
         return Err(TargetError::MemoryFs { path: path.to_path_buf(), fs });
+    }
+    if path.exists() {
+        return Err(TargetError::Open {
+            path: path.to_path_buf(),
+            cause: io::Error::from_raw_os_error(libc::EEXIST),
+            hint: "; a layout never overwrites an existing file".into(),
+        });
     }
     let io_err =
         |what: &str, e: io::Error| TargetError::Io { path: path.to_path_buf(), what: what.to_string(), cause: e };
     const CHUNK: u64 = 1 << 20;
     let size = size.div_ceil(CHUNK).max(1) * CHUNK;
+    let tmp = dir_of(path).join(format!("{}{}", layout_prefix(path), std::process::id()));
     let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
-    let (file, direct) = match open_raw(path, flags | libc::O_DIRECT, 0o644) {
-        Ok(f) => (f, true),
+    let file = match open_raw(&tmp, flags | libc::O_DIRECT, 0o644) {
+        Ok(f) => f,
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-            let _ = std::fs::remove_file(path);
-            (open_raw(path, flags, 0o644).map_err(|e| io_err("cannot create", e))?, false)
+            let _ = std::fs::remove_file(&tmp);
+            open_raw(&tmp, flags, 0o644).map_err(|e| io_err("cannot create", e))?
         }
         Err(e) => {
             return Err(TargetError::Open {
@@ -344,16 +388,21 @@ pub fn create_file_target(path: &Path, size: u64, seed: u64) -> Result<(), Targe
         buf.fill_random(seed);
         let mut off = 0u64;
         while off < size {
+            if stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+                return Err(TargetError::Interrupted { path: path.to_path_buf(), done: off, size });
+            }
             write_full_at(&file, buf.as_slice(), off).map_err(|e| io_err("writing", e))?;
             off += CHUNK;
         }
         file.sync_all().map_err(|e| io_err("fsync", e))?;
-        let _ = direct;
+        // link(2) fails with EEXIST instead of replacing a file that appeared meanwhile.
+        std::fs::hard_link(&tmp, path).map_err(|e| io_err("cannot move the finished layout into place", e))?;
+        if let Ok(d) = File::open(dir_of(path)) {
+            let _ = d.sync_all();
+        }
         Ok(())
     })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(path);
-    }
+    let _ = std::fs::remove_file(&tmp);
     result
 }
 
@@ -396,11 +445,12 @@ mod tests {
             eprintln!("skipped: the target dir is on tmpfs");
             return;
         }
-        create_file_target(&p, 3 << 20, 1).unwrap();
+        create_file_target(&p, 3 << 20, 1, None).unwrap();
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20);
         assert!(!is_sparse(&p));
         // Never overwrites.
-        assert!(create_file_target(&p, 1 << 20, 1).is_err());
+        assert!(create_file_target(&p, 1 << 20, 1, None).is_err());
+        assert!(stale_layouts(&p).is_empty(), "the temporary file is gone");
         let o = open_target(&p, OpenMode { write: false, exclusive: false }).unwrap();
         assert!(!o.is_block);
         assert!(o.align.offset >= 512);
@@ -413,7 +463,7 @@ mod tests {
             eprintln!("skipped: /dev/shm is not tmpfs here");
             return;
         }
-        let e = create_file_target(&shm.join("iopath-never.img"), 1 << 20, 1).unwrap_err();
+        let e = create_file_target(&shm.join("iopath-never.img"), 1 << 20, 1, None).unwrap_err();
         assert!(e.to_string().contains("tmpfs"), "{e}");
     }
 }

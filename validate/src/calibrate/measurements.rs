@@ -220,7 +220,7 @@ fn report_point(label: &str, r: &Value, topo: &Topology, opts: &LoadOptions) -> 
         iodepth: u32_of("iodepth"),
         numjobs: u32_of("numjobs"),
         rwmixread: u32_of("rwmixread"),
-        region: w.get("region").and_then(Value::as_f64).filter(|f| *f < 1.0).map(|f| f.to_string()),
+        region: w.get("region").and_then(Value::as_f64).filter(|f| *f < 1.0).map(|f| format!("{}%", f * 100.0)),
         seed: w.get("seed").and_then(Value::as_u64),
         ..Default::default()
     };
@@ -484,7 +484,10 @@ fn parse_csv(file: &str, text: &str, topo: &Topology) -> Result<Vec<Point>, Cali
             .map(|s| s.parse::<ParamOverride>().map_err(|m| bad(format!("set: {m}"))))
             .collect::<Result<Vec<_>, _>>()?;
         if !sets.is_empty() {
-            topo.with_overrides(&sets).map_err(|e| bad(format!("set: {e}")))?;
+            // Named as the CSV's set cell, not as a --set option.
+            let origins: Vec<String> = list("set").iter().map(|s| format!("set {s}")).collect();
+            topo.with_overrides_from(&sets, &origins)
+                .map_err(|e| bad(e.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("; ")))?;
         }
         let spec = WorkloadSpec {
             rw: get("rw").map(str::to_string),
@@ -586,6 +589,11 @@ dev = "/dev/sdx"
         }
         let e = parse("p.csv", "rw,bs\nread,1m\n", &topo(), &LoadOptions::default()).unwrap_err().to_string();
         assert!(e.contains("p.csv:1") && e.contains("mb_s, mib_s or iops"), "{e}");
+        // A bad set value is the CSV cell's, not a --set option's.
+        let e = parse("p.csv", "rw,set,mb_s\nread,hba.uplink=bogus,3\n", &topo(), &LoadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("p.csv:2: set hba.uplink=bogus: uplink: expected") && !e.contains("--set"), "{e}");
     }
 
     #[test]
