@@ -246,9 +246,14 @@ fn close(a: f64, b: f64, rel: f64, abs: f64) -> bool {
 
 proptest! {
     // 40 cases each (PROPTEST_CASES=N for a longer hunt); no regression files: a failure
-    // prints its minimal case, to be kept as a named test.
+    // prints its minimal case, to be kept as a named test. The cases come from a fixed seed,
+    // so CI runs the same cases every time and a red run is never chance; a hunt picks
+    // another with PROPTEST_RNG_SEED=N.
     #![proptest_config(ProptestConfig {
         cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(40),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(
+            std::env::var("PROPTEST_RNG_SEED").ok().and_then(|n| n.parse().ok()).unwrap_or(20_261_201),
+        ),
         max_shrink_iters: 200,
         max_global_rejects: 100_000,
         failure_persistence: None,
