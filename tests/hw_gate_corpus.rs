@@ -21,7 +21,7 @@
 //! `cargo test --test hw_gate_corpus -- --nocapture` prints the table.
 
 use iopath_validate::rig::{self, Rig};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 struct Format {
@@ -127,17 +127,8 @@ fn unavailable() -> Option<String> {
     }
     ["losetup", "blkid", "sha256sum", "mount"]
         .iter()
-        .find(|t| which(t).is_none())
+        .find(|t| rig::which(t).is_none())
         .map(|t| format!("{t} is not installed (util-linux, coreutils)"))
-}
-
-fn which(prog: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|p| {
-        std::env::split_paths(&p)
-            .chain(["/sbin", "/usr/sbin"].map(PathBuf::from))
-            .map(|d| d.join(prog))
-            .find(|f| f.is_file())
-    })
 }
 
 fn md_driver() -> bool {
@@ -227,7 +218,7 @@ fn every_format_is_refused_and_left_byte_identical() {
             ));
             continue;
         }
-        if let Some(t) = f.tools.iter().find(|t| which(t).is_none()) {
+        if let Some(t) = f.tools.iter().find(|t| rig::which(t).is_none()) {
             let why = format!("{}: {t} is not installed", f.name);
             assert!(!in_ci(), "{why}: .ci/run must install it");
             skipped.push(why);

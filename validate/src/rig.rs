@@ -66,7 +66,8 @@ pub fn available() -> Result<(), String> {
     Ok(())
 }
 
-fn which(prog: &str) -> Option<PathBuf> {
+/// The program's path on PATH or in /sbin, /usr/sbin (where root's tools live).
+pub fn which(prog: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|p| {
         std::env::split_paths(&p)
             .chain(["/sbin", "/usr/sbin"].map(PathBuf::from))
