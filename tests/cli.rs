@@ -388,6 +388,24 @@ mod pipes {
         (out.status, String::from_utf8_lossy(&out.stderr).to_string())
     }
 
+    /// Regression: clap_complete panics on a write error, so `iopath completions bash |
+    /// head -0` exited 101 with a panic. The pipe's read end is closed before iopath starts,
+    /// so every write fails whatever the timing.
+    #[test]
+    fn completions_into_a_closed_pipe_are_a_quiet_success() {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_iopath"))
+            .args(["completions", "bash"])
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .expect("run iopath");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+        assert!(!stderr.contains("panicked"), "stderr: {stderr}");
+    }
+
     /// The 1024-drive topology prints far more than a pipe buffer holds, so the closed pipe
     /// is certain to be hit.
     #[test]

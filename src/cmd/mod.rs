@@ -110,7 +110,11 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut c = Cli::command();
-            clap_complete::generate(shell, &mut c, "iopath", &mut std::io::stdout());
+            // Into a buffer first: clap_complete panics on a write error, and a closed pipe
+            // (`iopath completions bash | head`) is a quiet success here as everywhere.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut c, "iopath", &mut script);
+            print_text(&String::from_utf8_lossy(&script))?;
             Ok(0)
         }
     }
