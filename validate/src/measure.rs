@@ -174,14 +174,19 @@ fn is_block(p: &Path) -> bool {
     std::fs::metadata(p).map(|m| m.file_type().is_block_device()).unwrap_or(false)
 }
 
-fn destroyed_warning(p: &Path, destroyed: &[safety::Signature], warnings: &mut Vec<String>) {
-    if !destroyed.is_empty() {
+/// Opens a target the gate cleared for writing through the gate's own descriptor, and
+/// says what `--destroy-data-on` let the run overwrite.
+fn adopt_cleared(p: &Path, cleared: safety::Cleared, warnings: &mut Vec<String>) -> Result<Opened, TargetError> {
+    if !cleared.destroyed.is_empty() {
         warnings.push(format!(
             "{}: overwrote data as --destroy-data-on allowed ({})",
             p.display(),
-            destroyed.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("; ")
+            cleared.destroyed.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("; ")
         ));
     }
+    let meta =
+        std::fs::metadata(p).map_err(|e| TargetError::Io { path: p.to_path_buf(), what: "stat".into(), cause: e })?;
+    target::adopt(p, cleared.file, &meta, cleared.buffered)
 }
 
 /// Opens every target; block devices and existing files that are written go through the
@@ -216,14 +221,7 @@ fn open_all(
         let p = &t.path;
         let opened = if is_block(p) {
             if w {
-                let cleared = safety::check_block_write(&sys, p, &o.destroy_data_on)?;
-                destroyed_warning(p, &cleared.destroyed, warnings);
-                let meta = std::fs::metadata(p).map_err(|e| TargetError::Io {
-                    path: p.clone(),
-                    what: "stat".into(),
-                    cause: e,
-                })?;
-                target::adopt(p, cleared.file, &meta, false)?
+                adopt_cleared(p, safety::check_block_write(&sys, p, &o.destroy_data_on)?, warnings)?
             } else {
                 let op = target::open_target(p, OpenMode { write: false, exclusive: false })?;
                 let mounts = safety::parse_mountinfo(&sys.mountinfo);
@@ -260,15 +258,7 @@ fn open_all(
                 ));
             }
             let mut op = if w {
-                let cleared = safety::check_file_write(&sys, p, &o.destroy_data_on, created)?;
-                destroyed_warning(p, &cleared.destroyed, warnings);
-                let meta = std::fs::metadata(p).map_err(|e| TargetError::Io {
-                    path: p.clone(),
-                    what: "stat".into(),
-                    cause: e,
-                })?;
-                let buffered = cleared.buffered;
-                target::adopt(p, cleared.file, &meta, buffered)?
+                adopt_cleared(p, safety::check_file_write(&sys, p, &o.destroy_data_on, created)?, warnings)?
             } else {
                 target::open_target(p, OpenMode { write: false, exclusive: false })?
             };

@@ -813,28 +813,19 @@ pub fn check_file_write(sys: &System, path: &Path, destroy_ok: &[PathBuf], fresh
         }
     }
     // 3. Open for the run, and lock.
-    let (file, buffered) = match open_raw(path, libc::O_RDWR | libc::O_DIRECT) {
-        Ok(f) => (f, false),
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => match open_raw(path, libc::O_RDWR) {
-            Ok(f) => (f, true),
-            Err(e) => {
-                return Err(refuse(
-                    RefusalKind::Busy,
-                    format!("it cannot be opened: {e}"),
-                    "the open failed".into(),
-                    "check permissions and the path".into(),
-                ));
-            }
-        },
-        Err(e) => {
-            return Err(refuse(
-                RefusalKind::Busy,
-                format!("it cannot be opened: {e}"),
-                "the open failed".into(),
-                "check permissions and the path".into(),
-            ));
-        }
+    // Buffered only where the filesystem refuses O_DIRECT (EINVAL).
+    let opened = match open_raw(path, libc::O_RDWR | libc::O_DIRECT) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => open_raw(path, libc::O_RDWR).map(|f| (f, true)),
+        r => r.map(|f| (f, false)),
     };
+    let (file, buffered) = opened.map_err(|e| {
+        refuse(
+            RefusalKind::Busy,
+            format!("it cannot be opened: {e}"),
+            "the open failed".into(),
+            "check permissions and the path".into(),
+        )
+    })?;
     lock(path, &file)?;
     // 4. Signatures.
     let destroyed = if fresh {
