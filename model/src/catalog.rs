@@ -487,32 +487,41 @@ pub enum CatalogError {
     Part { file: String, at: String, part: String, message: String },
 }
 
+/// The `[[part]]` tables of a part file or a topology again, only for positions: `Part`
+/// keeps none. Loads whatever it can; a file it cannot read gives no positions.
+#[derive(Deserialize)]
+struct PartPositions {
+    #[serde(default)]
+    part: Vec<PartPosition>,
+}
+
+/// Where one `[[part]]`'s id, kind and figure values stand in its file.
+#[derive(Deserialize)]
+pub(crate) struct PartPosition {
+    pub id: Option<toml::Spanned<toml::Value>>,
+    pub kind: Option<toml::Spanned<toml::Value>>,
+    #[serde(default)]
+    pub figures: BTreeMap<toml::Spanned<String>, toml::Spanned<FigurePosition>>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct FigurePosition {
+    pub value: Option<toml::Spanned<toml::Value>>,
+}
+
+pub(crate) fn part_positions(text: &str) -> Vec<PartPosition> {
+    toml::from_str::<PartPositions>(text).map(|p| p.part).unwrap_or_default()
+}
+
 /// `:LINE:COLUMN` of part `i` of a part file (of its figure `figure`'s value when given).
 fn part_position(text: &str, i: usize, figure: Option<&str>) -> String {
-    #[derive(Deserialize)]
-    struct Positions {
-        #[serde(default)]
-        part: Vec<PartPosition>,
-    }
-    #[derive(Deserialize)]
-    struct PartPosition {
-        id: Option<toml::Spanned<toml::Value>>,
-        #[serde(default)]
-        figures: BTreeMap<String, toml::Spanned<FigurePosition>>,
-    }
-    #[derive(Deserialize)]
-    struct FigurePosition {
-        value: Option<toml::Spanned<toml::Value>>,
-    }
-    let Ok(pos) = toml::from_str::<Positions>(text) else {
-        return String::new();
-    };
-    let Some(pp) = pos.part.get(i) else {
+    let positions = part_positions(text);
+    let Some(pp) = positions.get(i) else {
         return String::new();
     };
     let span = figure
-        .and_then(|f| pp.figures.get(f))
-        .map(|v| v.get_ref().value.as_ref().map_or(v.span(), |x| x.span()))
+        .and_then(|f| pp.figures.iter().find(|(k, _)| k.get_ref() == f))
+        .map(|(_, v)| v.get_ref().value.as_ref().map_or(v.span(), |x| x.span()))
         .or_else(|| pp.id.as_ref().map(|v| v.span()));
     match span {
         Some(s) => {

@@ -1256,24 +1256,7 @@ fn load_parts(sink: &mut Sink, cat: &mut Catalog, parts: &[crate::catalog::Part]
     if parts.is_empty() {
         return;
     }
-    // The parts again, only for positions: `Part` (the catalog's type) keeps none.
-    #[derive(Deserialize)]
-    struct Positions {
-        #[serde(default)]
-        part: Vec<PartPosition>,
-    }
-    #[derive(Deserialize)]
-    struct PartPosition {
-        id: Option<Spanned<String>>,
-        kind: Option<Spanned<toml::Value>>,
-        #[serde(default)]
-        figures: BTreeMap<Spanned<String>, Spanned<FigurePosition>>,
-    }
-    #[derive(Deserialize)]
-    struct FigurePosition {
-        value: Option<Spanned<toml::Value>>,
-    }
-    let positions = toml::from_str::<Positions>(sink.text).map(|p| p.part).unwrap_or_default();
+    let positions = crate::catalog::part_positions(sink.text);
     for (i, p) in parts.iter().enumerate() {
         let pos = positions.get(i);
         // Every figure's value by its kind, each at its own position, all reported at once.
