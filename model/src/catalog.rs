@@ -156,6 +156,49 @@ pub struct FigureSpec {
     /// Smallest and largest meaningful value (numbers only).
     pub range: (f64, f64),
     pub doc: &'static str,
+    /// What a part that does not state the figure gets, and why; `None` only for required
+    /// figures. A node's defaulted figures carry basis `default` ([`DEFAULT_BASIS`]).
+    pub default: Option<FigureDefault>,
+    /// The drive classes (`ssd`, `hdd`, `nvme`) the figure means something for; empty: every
+    /// part of the kind. A default of a figure that does not apply is filled in but not shown.
+    pub applies: &'static [&'static str],
+}
+
+/// The basis of a figure taken from its declared default rather than from the part.
+pub const DEFAULT_BASIS: &str = "default";
+
+/// A figure's declared default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FigureDefault {
+    pub value: DefaultValue,
+    /// What the default stands for and where it comes from.
+    pub reason: &'static str,
+}
+
+/// The value of a default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DefaultValue {
+    Num(f64),
+    Flag(bool),
+    /// The value of another figure of the same part (`dma_write_efficiency` as the read one).
+    SameAs(&'static str),
+    /// A share of another figure of the same part (`inner_mb_s` half the outer rate).
+    Share(&'static str, f64),
+}
+
+impl FigureSpec {
+    /// Declares the figure's default and its reason.
+    const fn or(self, value: DefaultValue, reason: &'static str) -> FigureSpec {
+        FigureSpec { default: Some(FigureDefault { value, reason }), ..self }
+    }
+    /// Limits the figure to drives of these classes.
+    const fn only(self, classes: &'static [&'static str]) -> FigureSpec {
+        FigureSpec { applies: classes, ..self }
+    }
+    /// Whether the figure means something for a part of this drive class (`None`: not a drive).
+    pub fn applies_to(&self, class: Option<&str>) -> bool {
+        self.applies.is_empty() || class.is_some_and(|c| self.applies.contains(&c))
+    }
 }
 
 /// The widths a PCIe link trains at.
@@ -164,14 +207,44 @@ const PAYLOAD_SIZES: &[i64] = &[128, 256, 512, 1024, 2048, 4096];
 const COMPLETION_SIZES: &[i64] = &[64, 128, 256, 512, 1024, 2048, 4096];
 
 const fn num(kind: Kind, name: &'static str, required: bool, lo: f64, hi: f64, doc: &'static str) -> FigureSpec {
-    FigureSpec { kind, name, ty: FigureType::Num, accepts: Accepts::Number, required, range: (lo, hi), doc }
+    FigureSpec {
+        kind,
+        name,
+        ty: FigureType::Num,
+        accepts: Accepts::Number,
+        required,
+        range: (lo, hi),
+        doc,
+        default: None,
+        applies: &[],
+    }
 }
 const fn int(kind: Kind, name: &'static str, required: bool, lo: f64, hi: f64, doc: &'static str) -> FigureSpec {
-    FigureSpec { kind, name, ty: FigureType::Num, accepts: Accepts::Integer, required, range: (lo, hi), doc }
+    FigureSpec {
+        kind,
+        name,
+        ty: FigureType::Num,
+        accepts: Accepts::Integer,
+        required,
+        range: (lo, hi),
+        doc,
+        default: None,
+        applies: &[],
+    }
 }
 const fn int_of(kind: Kind, name: &'static str, required: bool, of: &'static [i64], doc: &'static str) -> FigureSpec {
     let range = (of[0] as f64, of[of.len() - 1] as f64);
-    FigureSpec { kind, name, ty: FigureType::Num, accepts: Accepts::IntegerOf(of), required, range, doc }
+    FigureSpec {
+        kind,
+        name,
+        ty: FigureType::Num,
+        accepts: Accepts::IntegerOf(of),
+        required,
+        range,
+        doc,
+        default: None,
+        applies: &[],
+    }
 }
 const fn one_of(
     kind: Kind,
@@ -180,7 +253,17 @@ const fn one_of(
     of: &'static [&'static str],
     doc: &'static str,
 ) -> FigureSpec {
-    FigureSpec { kind, name, ty: FigureType::Str, accepts: Accepts::OneOf(of), required, range: (0.0, 0.0), doc }
+    FigureSpec {
+        kind,
+        name,
+        ty: FigureType::Str,
+        accepts: Accepts::OneOf(of),
+        required,
+        range: (0.0, 0.0),
+        doc,
+        default: None,
+        applies: &[],
+    }
 }
 const fn link(kind: Kind, name: &'static str, required: bool, internal: bool, doc: &'static str) -> FigureSpec {
     FigureSpec {
@@ -191,26 +274,50 @@ const fn link(kind: Kind, name: &'static str, required: bool, internal: bool, do
         required,
         range: (0.0, 0.0),
         doc,
+        default: None,
+        applies: &[],
     }
 }
 const fn flag(kind: Kind, name: &'static str, required: bool, doc: &'static str) -> FigureSpec {
-    FigureSpec { kind, name, ty: FigureType::Bool, accepts: Accepts::Flag, required, range: (0.0, 0.0), doc }
+    FigureSpec {
+        kind,
+        name,
+        ty: FigureType::Bool,
+        accepts: Accepts::Flag,
+        required,
+        range: (0.0, 0.0),
+        doc,
+        default: None,
+        applies: &[],
+    }
 }
 
+use DefaultValue::{Num as N, SameAs, Share};
 use Kind::*;
 const INF: f64 = f64::INFINITY;
+const FLASH: &[&str] = &["ssd", "nvme"];
+const HDD: &[&str] = &["hdd"];
+const NVME: &[&str] = &["nvme"];
+const MPS_128: &str = "128 bytes, the smallest Max Payload Size every PCIe function supports and the power-on value of Max_Payload_Size (PCI Express Base Specification, Device Capabilities and Device Control registers)";
 
 /// Every figure name, by kind: the vocabulary of the catalog, of `params` and of `--set`.
+/// A figure a part need not state declares its default here, with what it stands for:
+/// the loader fills it in, marks it `default` and shows it (`iopath check`, `iopath catalog`).
 pub const FIGURES: &[FigureSpec] = &[
     // Link generations.
     num(Link, "line_gbps", true, 0.1, 1000.0, "line rate per lane [Gb/s or GT/s]"),
     num(Link, "encoding", true, 0.5, 1.0, "payload bits per line bit (8b/10b = 0.8)"),
     num(Link, "frame_overhead_bytes", true, 0.0, 1000.0, "framing bytes per frame, header of the TLP excluded"),
-    num(Link, "frame_payload_bytes", false, 0.0, 1e6, "largest payload per frame (SATA Data FIS 8192)"),
-    num(Link, "handshake_bytes", false, 0.0, 1000.0, "link handshake primitives per frame [bytes]"),
-    num(Link, "management_share", false, 0.0, 0.5, "share of the line for ALIGN/SKP/DLLP traffic"),
-    num(Link, "command_overhead_bytes", false, 0.0, 1e5, "protocol bytes per command besides data frames"),
-    num(Link, "write_frame_extra_bytes", false, 0.0, 1e4, "extra bytes per write data frame (DMA Activate)"),
+    num(Link, "frame_payload_bytes", false, 0.0, 1e6, "largest payload per frame (SATA Data FIS 8192)")
+        .or(N(0.0), "no frame limit: the family does not split payload into frames of its own (PCIe: TLPs by MPS)"),
+    num(Link, "handshake_bytes", false, 0.0, 1000.0, "link handshake primitives per frame [bytes]")
+        .or(N(0.0), "no per-frame handshake: the family does not exchange primitives per frame"),
+    num(Link, "management_share", false, 0.0, 0.5, "share of the line for ALIGN/SKP/DLLP traffic")
+        .or(N(0.0), "no management traffic modelled for the generation"),
+    num(Link, "command_overhead_bytes", false, 0.0, 1e5, "protocol bytes per command besides data frames")
+        .or(N(0.0), "no command frames modelled for the generation"),
+    num(Link, "write_frame_extra_bytes", false, 0.0, 1e4, "extra bytes per write data frame (DMA Activate)")
+        .or(N(0.0), "no extra bytes per write frame: only SATA has DMA Activate"),
     // Hosts (CPU root complex and OS).
     int_of(Host, "root_mps", true, PAYLOAD_SIZES, "largest Max Payload Size the root ports support [bytes]"),
     int_of(
@@ -228,19 +335,23 @@ pub const FIGURES: &[FigureSpec] = &[
         0.0,
         1000.0,
         "stall of an SSD's read stream per 4 KiB page its controller writes into a VM's memory through the IOMMU [us]",
-    ),
+    )
+    .or(N(0.0), "no stall: the controller is not passed through to a VM, so reads are not translated by the IOMMU"),
     // Chipsets and PCIe switches: a shared uplink.
     link(Switch, "uplink", true, false, "uplink generation: pcie1..pcie5, dmi1..dmi4"),
     int_of(Switch, "lanes", true, PCIE_WIDTHS, "uplink lanes"),
-    int_of(Switch, "mps", false, PAYLOAD_SIZES, "Max Payload Size the switch supports [bytes]"),
-    num(Switch, "hop_latency_us", false, 0.0, 1000.0, "added latency per command through the switch [us]"),
+    int_of(Switch, "mps", false, PAYLOAD_SIZES, "Max Payload Size the switch supports [bytes]").or(N(128.0), MPS_128),
+    num(Switch, "hop_latency_us", false, 0.0, 1000.0, "added latency per command through the switch [us]")
+        .or(N(0.0), "no latency stated: the hop adds none"),
     // Controllers and HBAs.
     link(Controller, "uplink", true, true, "host link generation: pcie1..pcie5, or internal"),
     int_of(Controller, "lanes", true, PCIE_WIDTHS, "uplink lanes"),
-    int_of(Controller, "mps", false, PAYLOAD_SIZES, "Max Payload Size the controller supports (DevCap) [bytes]"),
+    int_of(Controller, "mps", false, PAYLOAD_SIZES, "Max Payload Size the controller supports (DevCap) [bytes]")
+        .or(N(128.0), MPS_128),
     int(Controller, "ports", true, 1.0, 1024.0, "drive ports (SAS: phys)"),
     int(Controller, "sata_gen", true, 1.0, 3.0, "fastest SATA generation of its ports (1/2/3 = 1.5/3/6 Gb/s)"),
-    int(Controller, "sas_gen", false, 0.0, 4.0, "fastest SAS generation, 0 if SATA only"),
+    int(Controller, "sas_gen", false, 0.0, 4.0, "fastest SAS generation, 0 if SATA only")
+        .or(N(0.0), "SATA only: a controller that states no SAS generation has no SAS phys"),
     one_of(Controller, "pm_support", true, &["none", "cbs", "fbs"], "port multiplier support: none, cbs or fbs"),
     num(
         Controller,
@@ -249,7 +360,8 @@ pub const FIGURES: &[FigureSpec] = &[
         0.05,
         1.0,
         "share of the uplink's payload rate the controller moves for disk reads",
-    ),
+    )
+    .or(N(1.0), "no DMA limit measured: the controller moves the uplink's full payload rate"),
     num(
         Controller,
         "dma_write_efficiency",
@@ -257,7 +369,8 @@ pub const FIGURES: &[FigureSpec] = &[
         0.05,
         1.0,
         "share of the uplink's payload rate the controller moves for disk writes",
-    ),
+    )
+    .or(SameAs("dma_read_efficiency"), "as dma_read_efficiency: no write measurement of its own"),
     num(
         Controller,
         "port_read_efficiency",
@@ -265,7 +378,8 @@ pub const FIGURES: &[FigureSpec] = &[
         0.05,
         1.0,
         "share of a port link's payload rate sustained for disk reads",
-    ),
+    )
+    .or(N(1.0), "no port loss measured: a port sustains its link's full payload rate"),
     num(
         Controller,
         "port_write_efficiency",
@@ -273,14 +387,18 @@ pub const FIGURES: &[FigureSpec] = &[
         0.05,
         1.0,
         "share of a port link's payload rate sustained for disk writes",
-    ),
-    num(Controller, "cmd_overhead_us", false, 0.0, 10000.0, "controller latency per command [us]"),
-    num(Controller, "max_iops", false, 1.0, INF, "commands per second the controller can process"),
+    )
+    .or(N(1.0), "no port loss measured: a port sustains its link's full payload rate"),
+    num(Controller, "cmd_overhead_us", false, 0.0, 10000.0, "controller latency per command [us]")
+        .or(N(0.0), "no latency stated: the controller adds none per command"),
+    num(Controller, "max_iops", false, 1.0, INF, "commands per second the controller can process")
+        .or(N(INF), "no command-rate limit stated: the controller is not modelled as a command engine"),
     // Port multipliers.
     int(PortMultiplier, "ports", true, 1.0, 15.0, "downstream ports"),
     int(PortMultiplier, "sata_gen", true, 1.0, 3.0, "fastest SATA generation, upstream and downstream"),
     flag(PortMultiplier, "fbs_capable", true, "whether FIS-based switching is supported"),
-    flag(PortMultiplier, "fbs", false, "FIS-based switching in use (needs support here and at the controller)"),
+    flag(PortMultiplier, "fbs", false, "FIS-based switching in use (needs support here and at the controller)")
+        .or(SameAs("fbs_capable"), "on when the port multiplier is capable: FBS is used where both ends support it"),
     num(
         PortMultiplier,
         "upstream_efficiency",
@@ -288,7 +406,8 @@ pub const FIGURES: &[FigureSpec] = &[
         0.05,
         1.0,
         "share of the upstream link's payload rate the PM sustains",
-    ),
+    )
+    .or(N(1.0), "no loss measured: the upstream link's full payload rate"),
     num(
         PortMultiplier,
         "downstream_efficiency",
@@ -296,7 +415,8 @@ pub const FIGURES: &[FigureSpec] = &[
         0.05,
         1.0,
         "share of a drive port's payload rate the PM sustains when relaying that drive's FISes",
-    ),
+    )
+    .or(N(1.0), "no loss measured: a drive port's full payload rate"),
     num(
         PortMultiplier,
         "switch_cost_us",
@@ -304,7 +424,8 @@ pub const FIGURES: &[FigureSpec] = &[
         0.0,
         100000.0,
         "upstream time per command for switching between drives (FBS) [us]",
-    ),
+    )
+    .or(N(0.0), "no switching cost measured"),
     num(
         PortMultiplier,
         "cbs_handover_us",
@@ -312,7 +433,8 @@ pub const FIGURES: &[FigureSpec] = &[
         0.0,
         100000.0,
         "time to hand the upstream to another drive under CBS [us]",
-    ),
+    )
+    .or(N(0.0), "no handover time measured"),
     // SAS expanders.
     int(Expander, "sas_gen", true, 1.0, 4.0, "SAS generation of its phys"),
     int(Expander, "phys", true, 1.0, 256.0, "phys"),
@@ -350,24 +472,64 @@ pub const FIGURES: &[FigureSpec] = &[
         5.0,
         "fastest interface generation (SATA 3 = 6 Gb/s; NVMe: PCIe generation)",
     ),
-    int_of(Drive, "lanes", false, PCIE_WIDTHS, "PCIe lanes (NVMe)"),
+    int_of(Drive, "lanes", false, PCIE_WIDTHS, "PCIe lanes (NVMe)")
+        .or(N(4.0), "x4: the width of an M.2 or U.2 NVMe SSD's link")
+        .only(NVME),
+    int_of(Drive, "mps", false, PAYLOAD_SIZES, "Max Payload Size the drive supports (DevCap, NVMe) [bytes]")
+        .or(
+            N(256.0),
+            "256 bytes, what client and data-centre NVMe SSDs commonly report as DevCap MaxPayload; inferred, not in a stored source",
+        )
+        .only(NVME),
     num(Drive, "capacity_gb", true, 0.001, 1e6, "capacity [GB, 10^9 bytes]"),
-    num(Drive, "seq_read_mb_s", false, 1.0, 1e5, "sequential read rate [MB/s]"),
-    num(Drive, "seq_write_mb_s", false, 1.0, 1e5, "sequential write rate [MB/s]"),
-    num(Drive, "rand_read_iops", false, 1.0, 1e8, "4 KiB random read IOPS at high queue depth"),
-    num(Drive, "rand_write_iops", false, 1.0, 1e8, "4 KiB random write IOPS at high queue depth"),
-    num(Drive, "read_latency_us", false, 0.0, 1e6, "media read latency [us]"),
-    num(Drive, "write_latency_us", false, 0.0, 1e6, "media write latency [us]"),
-    int(Drive, "parallelism", false, 1.0, 1024.0, "commands the drive works on at once"),
-    num(Drive, "rpm", false, 1000.0, 20000.0, "spindle speed [rpm]"),
-    num(Drive, "outer_mb_s", false, 1.0, 1e4, "media rate at the outer zone (LBA 0) [MB/s]"),
-    num(Drive, "inner_mb_s", false, 1.0, 1e4, "media rate at the inner zone (last LBA) [MB/s]"),
-    int(Drive, "zones", false, 1.0, 1000.0, "recording zones between the outer and inner rate"),
-    num(Drive, "avg_seek_ms", false, 0.0, 100.0, "average seek over a third of the stroke [ms]"),
-    num(Drive, "track_to_track_ms", false, 0.0, 100.0, "track-to-track seek [ms]"),
-    num(Drive, "cmd_overhead_us", false, 0.0, 1e5, "drive firmware time per command [us]"),
-    num(Drive, "cache_mib", false, 0.0, 1e5, "read-ahead and write cache [MiB]"),
-    num(Drive, "write_efficiency", false, 0.05, 1.0, "sequential write media rate as a share of the read rate (HDD)"),
+    num(Drive, "seq_read_mb_s", false, 1.0, 1e5, "sequential read rate [MB/s]")
+        .or(N(500.0), "500 MB/s, the order of a SATA SSD's sequential read rate; typical, not this drive's")
+        .only(FLASH),
+    num(Drive, "seq_write_mb_s", false, 1.0, 1e5, "sequential write rate [MB/s]")
+        .or(N(500.0), "500 MB/s, the order of a SATA SSD's sequential write rate; typical, not this drive's")
+        .only(FLASH),
+    num(Drive, "rand_read_iops", false, 1.0, 1e8, "4 KiB random read IOPS at high queue depth")
+        .or(N(INF), "no random-read limit stated: random reads cost as sequential ones")
+        .only(FLASH),
+    num(Drive, "rand_write_iops", false, 1.0, 1e8, "4 KiB random write IOPS at high queue depth")
+        .or(N(INF), "no random-write limit stated: random writes cost as sequential ones")
+        .only(FLASH),
+    num(Drive, "read_latency_us", false, 0.0, 1e6, "media read latency [us]")
+        .or(N(50.0), "50 us, the order of a flash page read (tR) plus controller time; typical, not this drive's")
+        .only(FLASH),
+    num(Drive, "write_latency_us", false, 0.0, 1e6, "media write latency [us]")
+        .or(N(30.0), "30 us, the order of a write into an SSD's DRAM or SLC cache; typical, not this drive's")
+        .only(FLASH),
+    int(Drive, "parallelism", false, 1.0, 1024.0, "commands the drive works on at once")
+        .or(N(8.0), "8, the NAND channel count of a typical SATA SSD controller; not this drive's")
+        .only(FLASH),
+    num(Drive, "rpm", false, 1000.0, 20000.0, "spindle speed [rpm]")
+        .or(N(7200.0), "7200 rpm, the most common spindle speed of 3.5-inch drives; not this drive's")
+        .only(HDD),
+    num(Drive, "outer_mb_s", false, 1.0, 1e4, "media rate at the outer zone (LBA 0) [MB/s]")
+        .or(N(100.0), "100 MB/s, an old 7200 rpm drive's outer-zone rate; not this drive's")
+        .only(HDD),
+    num(Drive, "inner_mb_s", false, 1.0, 1e4, "media rate at the inner zone (last LBA) [MB/s]")
+        .or(Share("outer_mb_s", 0.5), "half the outer rate: the inner track's radius is about half the outer one")
+        .only(HDD),
+    int(Drive, "zones", false, 1.0, 1000.0, "recording zones between the outer and inner rate")
+        .or(N(16.0), "16 zones, the order of zoned-bit recording's zone count; not this drive's")
+        .only(HDD),
+    num(Drive, "avg_seek_ms", false, 0.0, 100.0, "average seek over a third of the stroke [ms]")
+        .or(N(8.5), "8.5 ms, a 7200 rpm desktop drive's datasheet average read seek; not this drive's")
+        .only(HDD),
+    num(Drive, "track_to_track_ms", false, 0.0, 100.0, "track-to-track seek [ms]")
+        .or(N(1.0), "1 ms, the order of a datasheet track-to-track seek; not this drive's")
+        .only(HDD),
+    num(Drive, "cmd_overhead_us", false, 0.0, 1e5, "drive firmware time per command [us]")
+        .or(N(0.0), "no firmware time stated: the drive adds none per command")
+        .only(HDD),
+    num(Drive, "cache_mib", false, 0.0, 1e5, "read-ahead and write cache [MiB]")
+        .or(N(16.0), "16 MiB, a small desktop drive's cache; not this drive's")
+        .only(HDD),
+    num(Drive, "write_efficiency", false, 0.05, 1.0, "sequential write media rate as a share of the read rate (HDD)")
+        .or(N(1.0), "writes at the read rate: no write loss measured")
+        .only(HDD),
 ];
 
 /// Looks up what a figure name means for a kind.

@@ -19,6 +19,7 @@ pub mod bound;
 pub mod catalog;
 pub mod link;
 mod load;
+pub mod parts;
 pub mod paths;
 pub mod report;
 pub mod topology;

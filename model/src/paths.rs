@@ -23,6 +23,7 @@
 
 use crate::catalog::Kind;
 use crate::link::{Family, LinkRates};
+use crate::parts::{DriveFigures, ExpanderFigures, HostFigures, Interface, PartSpec, PmSupport};
 use crate::topology::{NodeIx, Topology};
 use serde::Serialize;
 
@@ -131,26 +132,19 @@ impl ResourceGraph {
                     g.link_res[ix].extend([up, down]);
                 }
             }
-            match node.kind {
-                Kind::Drive => {
-                    let nominal = match node.text("class") {
-                        Some("hdd") => node.num("outer_mb_s", 100.0),
-                        _ => node.num("seq_read_mb_s", 500.0),
-                    };
+            match &node.spec {
+                PartSpec::Drive(d) => {
+                    let nominal = if d.is_hdd() { d.outer_mb_s } else { d.seq_read_mb_s };
                     g.media_res[ix] = Some(g.push(format!("{}.media", node.id), ix, Side::Internal, "media", nominal));
                     let behind_expander = t.path_to_host(ix).iter().any(|&p| t.nodes[p].kind == Kind::Expander);
-                    if behind_expander && node.text("interface") == Some("sata") && node.text("class") != Some("hdd") {
+                    if behind_expander && d.interface == Interface::Sata && !d.is_hdd() {
                         let eff = g.stp_write_efficiency(t, ix);
-                        let nominal = node.num("seq_write_mb_s", 500.0) * eff;
+                        let nominal = d.seq_write_mb_s * eff;
                         g.stp_res[ix] = Some(g.push(format!("{}.stp", node.id), ix, Side::Internal, "stp", nominal));
                     }
                 }
-                Kind::Controller => {
-                    let iops = node.num("max_iops", f64::INFINITY);
-                    if iops.is_finite() {
-                        g.cmd_res[ix] =
-                            Some(g.push(format!("{}.cmd", node.id), ix, Side::Internal, "command", f64::NAN));
-                    }
+                PartSpec::Controller(c) if c.max_iops.is_finite() => {
+                    g.cmd_res[ix] = Some(g.push(format!("{}.cmd", node.id), ix, Side::Internal, "command", f64::NAN));
                 }
                 _ => {}
             }
@@ -192,27 +186,24 @@ impl ResourceGraph {
     ) -> Vec<Cost> {
         let bs = bs.max(1) as f64;
         let mut out = Vec::new();
-        let d = &t.nodes[drive];
+        let d = drive_figures(t, drive);
         let path = t.path_to_host(drive);
-        let controller = path.iter().copied().find(|&ix| t.nodes[ix].kind == Kind::Controller);
+        let controller = path.iter().find_map(|&ix| t.nodes[ix].spec.controller());
         let n_fis = (bs / FIS_BYTES).ceil();
 
         // Media.
         if let Some(m) = self.media_res[drive] {
-            let class = d.text("class").unwrap_or("ssd");
-            let cost = if class == "hdd" {
+            let cost = if d.is_hdd() {
                 if include_hdd_media {
-                    let rate = d.num("outer_mb_s", 100.0)
-                        * 1e6
-                        * if dir == Dir::Write { d.num("write_efficiency", 1.0) } else { 1.0 };
+                    let rate = d.outer_mb_s * 1e6 * if dir == Dir::Write { d.write_efficiency } else { 1.0 };
                     Some(1.0 / rate)
                 } else {
                     None
                 }
             } else {
                 let (seq, iops) = match dir {
-                    Dir::Read => (d.num("seq_read_mb_s", 500.0), d.num("rand_read_iops", f64::INFINITY)),
-                    Dir::Write => (d.num("seq_write_mb_s", 500.0), d.num("rand_write_iops", f64::INFINITY)),
+                    Dir::Read => (d.seq_read_mb_s, d.rand_read_iops),
+                    Dir::Write => (d.seq_write_mb_s, d.rand_write_iops),
                 };
                 let mut c = 1.0 / (seq * 1e6);
                 if random {
@@ -221,15 +212,15 @@ impl ResourceGraph {
                 // A controller passed through to a VM writes read data into guest memory through
                 // the IOMMU; the SSD's read stream stalls for every page it translates.
                 if dir == Dir::Read {
-                    c += t.host().num("iommu_read_stall_us", 0.0) * 1e-6 / IOMMU_PAGE_BYTES;
+                    c += host_figures(t).iommu_read_stall_us * 1e-6 / IOMMU_PAGE_BYTES;
                 }
                 // Behind expanders, the STP bridge paces a SATA SSD's write intake and adds a
                 // turnaround per data FIS; the NAND behind it (shared with reads) is not slowed.
                 if dir == Dir::Write
                     && let Some(stp) = self.stp_res[drive]
                 {
-                    let eff: f64 = stp_figures(t, &path, "stp_write_efficiency", 1.0).product();
-                    let turnaround_us: f64 = stp_figures(t, &path, "stp_write_turnaround_us", 0.0).sum();
+                    let eff: f64 = stp_expanders(t, &path).map(|e| e.stp_write_efficiency).product();
+                    let turnaround_us: f64 = stp_expanders(t, &path).map(|e| e.stp_write_turnaround_us).sum();
                     let intake = c / eff + n_fis * turnaround_us * 1e-6 / bs;
                     out.push(Cost { resource: stp, s_per_byte: intake });
                 }
@@ -245,7 +236,7 @@ impl ResourceGraph {
         let mut conn = f64::INFINITY;
         for &ix in &path {
             let node = &t.nodes[ix];
-            if node.kind == Kind::Expander && node.flag("store_forward", false) {
+            if node.spec.expander().is_some_and(|e| e.store_forward) {
                 conn = f64::INFINITY;
             }
             let Some(r) = self.rates[ix] else { continue };
@@ -265,29 +256,33 @@ impl ResourceGraph {
                 conn = conn.min(lane);
             }
             let first = out.len();
-            match node.kind {
-                Kind::Drive if r.half_duplex => {
-                    let (pe_name, payload) = match dir {
-                        Dir::Read => ("port_read_efficiency", r.read_payload_bytes_per_s),
-                        Dir::Write => ("port_write_efficiency", r.write_payload_bytes_per_s),
+            match &node.spec {
+                PartSpec::Drive(_) if r.half_duplex => {
+                    // A drive's port without a controller above it (none in a loaded
+                    // topology: SATA and SAS drives attach below one) loses nothing.
+                    let (pe, payload) = match dir {
+                        Dir::Read => (controller.map_or(1.0, |c| c.port_read_efficiency), r.read_payload_bytes_per_s),
+                        Dir::Write => {
+                            (controller.map_or(1.0, |c| c.port_write_efficiency), r.write_payload_bytes_per_s)
+                        }
                     };
-                    let pe = controller.map(|c| t.nodes[c].num(pe_name, 1.0)).unwrap_or(1.0);
                     // Behind a port multiplier the drive's FISes are relayed by the PM.
                     let relay = node
                         .parent
-                        .map(|p| &t.nodes[p])
-                        .filter(|p| p.kind == Kind::PortMultiplier)
-                        .map_or(1.0, |p| p.num("downstream_efficiency", 1.0));
+                        .and_then(|p| t.nodes[p].spec.port_multiplier())
+                        .map_or(1.0, |pm| pm.downstream_efficiency);
                     out.push(Cost { resource: res[0], s_per_byte: 1.0 / (payload * pe * relay) + cmd });
                 }
-                Kind::PortMultiplier => {
+                PartSpec::PortMultiplier(pm) => {
                     let payload = match dir {
                         Dir::Read => r.read_payload_bytes_per_s,
                         Dir::Write => r.write_payload_bytes_per_s,
                     };
-                    let eff = node.num("upstream_efficiency", 1.0);
-                    let switch = if pm_uses_fbs(t, ix) { node.num("switch_cost_us", 0.0) * 1e-6 / bs } else { 0.0 };
-                    out.push(Cost { resource: res[0], s_per_byte: 1.0 / (payload * eff) + cmd + switch });
+                    let switch = if pm_uses_fbs(t, ix) { pm.switch_cost_us * 1e-6 / bs } else { 0.0 };
+                    out.push(Cost {
+                        resource: res[0],
+                        s_per_byte: 1.0 / (payload * pm.upstream_efficiency) + cmd + switch,
+                    });
                 }
                 _ if r.half_duplex => {
                     let payload =
@@ -295,12 +290,9 @@ impl ResourceGraph {
                     out.push(Cost { resource: res[0], s_per_byte: 1.0 / payload + cmd });
                 }
                 _ => {
-                    let (re, we) = if node.kind == Kind::Controller {
-                        let re = node.num("dma_read_efficiency", 1.0);
-                        (re, node.num("dma_write_efficiency", re))
-                    } else {
-                        (1.0, 1.0)
-                    };
+                    // Only a controller's DMA engine has an efficiency of its own.
+                    let (re, we) =
+                        node.spec.controller().map_or((1.0, 1.0), |c| (c.dma_read_efficiency, c.dma_write_efficiency));
                     match dir {
                         Dir::Read => out
                             .push(Cost { resource: res[0], s_per_byte: 1.0 / (r.read_payload_bytes_per_s * re) + cmd }),
@@ -319,8 +311,8 @@ impl ResourceGraph {
             for c in &mut out[first..] {
                 c.s_per_byte *= rate_match;
             }
-            if let Some(c) = self.cmd_res[ix] {
-                out.push(Cost { resource: c, s_per_byte: 1.0 / (node.num("max_iops", f64::INFINITY) * bs) });
+            if let (Some(c), Some(ctrl)) = (self.cmd_res[ix], node.spec.controller()) {
+                out.push(Cost { resource: c, s_per_byte: 1.0 / (ctrl.max_iops * bs) });
             }
         }
         out
@@ -328,24 +320,24 @@ impl ResourceGraph {
 
     /// STP turnaround per write data FIS for a SATA drive behind expanders [us].
     pub fn stp_turnaround_us(&self, t: &Topology, drive: NodeIx) -> f64 {
-        stp_figures(t, &t.path_to_host(drive), "stp_write_turnaround_us", 0.0).sum()
+        stp_expanders(t, &t.path_to_host(drive)).map(|e| e.stp_write_turnaround_us).sum()
     }
 
     /// Pace of a SATA drive's write intake through the STP bridges of the expanders above it,
     /// as a fraction of its direct pace (1 without expanders, or for SAS and NVMe drives).
     pub fn stp_write_efficiency(&self, t: &Topology, drive: NodeIx) -> f64 {
-        stp_figures(t, &t.path_to_host(drive), "stp_write_efficiency", 1.0).product()
+        stp_expanders(t, &t.path_to_host(drive)).map(|e| e.stp_write_efficiency).product()
     }
 
     /// Fixed latencies of a drive's path (both ways), outside shared resources.
     pub fn latencies(&self, t: &Topology, drive: NodeIx) -> Latencies {
-        let host_us = t.host().num("io_overhead_us", 0.0);
+        let host_us = host_figures(t).io_overhead_us;
         let mut fabric_us = 0.0;
         for &ix in &t.path_to_host(drive) {
-            let n = &t.nodes[ix];
-            fabric_us += match n.kind {
-                Kind::Controller => n.num("cmd_overhead_us", 0.0),
-                Kind::Switch | Kind::Expander => 2.0 * n.num("hop_latency_us", 0.0),
+            fabric_us += match &t.nodes[ix].spec {
+                PartSpec::Controller(c) => c.cmd_overhead_us,
+                PartSpec::Switch(s) => 2.0 * s.hop_latency_us,
+                PartSpec::Expander(e) => 2.0 * e.hop_latency_us,
                 _ => 0.0,
             };
         }
@@ -355,19 +347,30 @@ impl ResourceGraph {
 
 /// Whether a port multiplier switches by FIS: it is capable, it is on, and its controller
 /// supports FBS. Otherwise it switches by command (CBS).
-/// The figure `name` of every expander on a drive's path (`path[0]` is the drive), when the
-/// drive is SATA and so crosses them over STP; nothing for SAS and NVMe drives.
-fn stp_figures<'a>(t: &'a Topology, path: &'a [NodeIx], name: &'a str, default: f64) -> impl Iterator<Item = f64> + 'a {
-    let sata = path.first().is_some_and(|&d| t.nodes[d].text("interface") == Some("sata"));
-    path.iter()
-        .filter(move |&&ix| sata && t.nodes[ix].kind == Kind::Expander)
-        .map(move |&ix| t.nodes[ix].num(name, default))
+/// The expanders on a drive's path (`path[0]` is the drive), when the drive is SATA and so
+/// crosses them over STP; none for SAS and NVMe drives.
+fn stp_expanders<'a>(t: &'a Topology, path: &'a [NodeIx]) -> impl Iterator<Item = &'a ExpanderFigures> + 'a {
+    let sata = path.first().and_then(|&d| t.nodes[d].spec.drive()).is_some_and(|d| d.interface == Interface::Sata);
+    path.iter().filter(move |_| sata).filter_map(move |&ix| t.nodes[ix].spec.expander())
 }
 
+/// Whether a port multiplier switches by FIS: it is capable, it is on, and its controller
+/// supports FBS. Otherwise it switches by command (CBS).
 pub fn pm_uses_fbs(t: &Topology, pm: NodeIx) -> bool {
     let n = &t.nodes[pm];
-    let ctrl_fbs = n.parent.map(|p| t.nodes[p].text("pm_support") == Some("fbs")).unwrap_or(false);
-    n.flag("fbs_capable", false) && n.flag("fbs", n.flag("fbs_capable", false)) && ctrl_fbs
+    let ctrl_fbs = n.parent.and_then(|p| t.nodes[p].spec.controller()).is_some_and(|c| c.pm_support == PmSupport::Fbs);
+    n.spec.port_multiplier().is_some_and(|p| p.fbs_capable && p.fbs) && ctrl_fbs
+}
+
+/// A drive's typed figures. Every node of a loaded topology is resolved, and callers pass
+/// drive nodes; anything else is a bug in the caller.
+fn drive_figures(t: &Topology, drive: NodeIx) -> &DriveFigures {
+    t.nodes[drive].spec.drive().unwrap_or_else(|| panic!("node {:?} is not a resolved drive", t.nodes[drive].id))
+}
+
+/// The host's typed figures (node 0 of every loaded topology).
+fn host_figures(t: &Topology) -> &HostFigures {
+    t.host().spec.host().unwrap_or_else(|| panic!("the host of {:?} is not resolved", t.name))
 }
 
 fn family_kind(f: Family) -> &'static str {

@@ -1,0 +1,434 @@
+//! Resolved part figures: one typed struct per kind of part.
+//!
+//! The catalog keeps a part's figures as a map from name to [`Figure`] (value, source,
+//! basis), which is what files hold and what `iopath catalog` and `check --json` show. Stage
+//! two of loading turns each node's map (catalog part plus its `params`) into a
+//! [`PartSpec`] here, filling every figure the part does not state with the default
+//! [`crate::catalog::FIGURES`] declares for it. The paths, the bound and the simulator read
+//! these fields; this module is the only place that looks a figure up by its name.
+//!
+//! A figure that came from a default is recorded in [`Resolved::defaults`] with basis
+//! [`DEFAULT_BASIS`] and the default's reason as its source, so it can be shown.
+
+use crate::catalog::{DEFAULT_BASIS, DefaultValue, Figure, Kind, Part, Value, figure_spec};
+use crate::link::GenerationFigures;
+use std::collections::BTreeMap;
+
+/// What a drive stores data on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriveClass {
+    /// A SATA or SAS flash drive.
+    Ssd,
+    /// A spinning disk: the simulator models its mechanics.
+    Hdd,
+    /// A flash drive on PCIe.
+    Nvme,
+}
+
+impl DriveClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriveClass::Ssd => "ssd",
+            DriveClass::Hdd => "hdd",
+            DriveClass::Nvme => "nvme",
+        }
+    }
+}
+
+/// The protocol a drive speaks to its parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interface {
+    Sata,
+    Sas,
+    Nvme,
+}
+
+/// Which port multipliers a controller can drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PmSupport {
+    None,
+    /// Command-based switching: one drive holds the upstream link per command.
+    Cbs,
+    /// FIS-based switching.
+    Fbs,
+}
+
+/// The CPU root complex and operating system.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostFigures {
+    pub root_mps: u32,
+    pub completion_bytes: u32,
+    pub io_overhead_us: f64,
+    pub iommu_read_stall_us: f64,
+}
+
+/// A chipset or PCIe switch: a shared uplink.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwitchFigures {
+    /// The uplink generation as the part names it (`pcie3`, `dmi3`).
+    pub uplink: String,
+    pub lanes: u32,
+    pub mps: u32,
+    pub hop_latency_us: f64,
+}
+
+/// A SATA controller or SAS HBA.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControllerFigures {
+    /// The host link generation (`pcie3`) or `internal`.
+    pub uplink: String,
+    pub lanes: u32,
+    pub mps: u32,
+    pub ports: u32,
+    pub sata_gen: u8,
+    /// 0 for a SATA-only controller.
+    pub sas_gen: u8,
+    pub pm_support: PmSupport,
+    pub dma_read_efficiency: f64,
+    pub dma_write_efficiency: f64,
+    pub port_read_efficiency: f64,
+    pub port_write_efficiency: f64,
+    pub cmd_overhead_us: f64,
+    /// Infinite when the controller has no command-rate limit.
+    pub max_iops: f64,
+}
+
+impl ControllerFigures {
+    /// Whether it has SAS phys (expanders and SAS drives may attach).
+    pub fn has_sas(&self) -> bool {
+        self.sas_gen > 0
+    }
+}
+
+/// A SATA port multiplier.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PmFigures {
+    pub ports: u32,
+    pub sata_gen: u8,
+    pub fbs_capable: bool,
+    /// FIS-based switching asked for (used only if the controller supports it).
+    pub fbs: bool,
+    pub upstream_efficiency: f64,
+    pub downstream_efficiency: f64,
+    pub switch_cost_us: f64,
+    pub cbs_handover_us: f64,
+}
+
+/// A SAS expander.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpanderFigures {
+    pub sas_gen: u8,
+    pub phys: u32,
+    pub hop_latency_us: f64,
+    pub stp_write_turnaround_us: f64,
+    pub stp_write_efficiency: f64,
+    pub store_forward: bool,
+}
+
+/// A drive. Every field is filled for every class; the figures that do not apply to the
+/// class (a flash drive's seek time) hold their defaults and are not shown as such.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DriveFigures {
+    pub class: DriveClass,
+    pub interface: Interface,
+    pub interface_gen: u8,
+    /// PCIe lanes (NVMe).
+    pub lanes: u32,
+    /// Max Payload Size the drive supports (NVMe) [bytes].
+    pub mps: u32,
+    pub capacity_gb: f64,
+    pub seq_read_mb_s: f64,
+    pub seq_write_mb_s: f64,
+    pub rand_read_iops: f64,
+    pub rand_write_iops: f64,
+    pub read_latency_us: f64,
+    pub write_latency_us: f64,
+    pub parallelism: u32,
+    pub rpm: f64,
+    pub outer_mb_s: f64,
+    pub inner_mb_s: f64,
+    pub zones: u32,
+    pub avg_seek_ms: f64,
+    pub track_to_track_ms: f64,
+    pub cmd_overhead_us: f64,
+    pub cache_mib: f64,
+    pub write_efficiency: f64,
+}
+
+impl DriveFigures {
+    pub fn is_hdd(&self) -> bool {
+        self.class == DriveClass::Hdd
+    }
+}
+
+/// A node's figures, typed by its kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PartSpec {
+    /// Only while loading, before a node's part is resolved; a loaded topology has none.
+    Unresolved,
+    Host(HostFigures),
+    Switch(SwitchFigures),
+    Controller(ControllerFigures),
+    PortMultiplier(PmFigures),
+    Expander(ExpanderFigures),
+    Drive(DriveFigures),
+}
+
+impl PartSpec {
+    pub fn host(&self) -> Option<&HostFigures> {
+        if let PartSpec::Host(h) = self { Some(h) } else { None }
+    }
+    pub fn switch(&self) -> Option<&SwitchFigures> {
+        if let PartSpec::Switch(s) = self { Some(s) } else { None }
+    }
+    pub fn controller(&self) -> Option<&ControllerFigures> {
+        if let PartSpec::Controller(c) = self { Some(c) } else { None }
+    }
+    pub fn port_multiplier(&self) -> Option<&PmFigures> {
+        if let PartSpec::PortMultiplier(p) = self { Some(p) } else { None }
+    }
+    pub fn expander(&self) -> Option<&ExpanderFigures> {
+        if let PartSpec::Expander(e) = self { Some(e) } else { None }
+    }
+    pub fn drive(&self) -> Option<&DriveFigures> {
+        if let PartSpec::Drive(d) = self { Some(d) } else { None }
+    }
+
+    /// Numbered ports children attach to: a controller's or port multiplier's ports, an
+    /// expander's phys (with the figure's name, for messages); `None` for other kinds.
+    pub fn ports(&self) -> Option<(u32, &'static str)> {
+        match self {
+            PartSpec::Controller(c) => Some((c.ports, "ports")),
+            PartSpec::PortMultiplier(p) => Some((p.ports, "ports")),
+            PartSpec::Expander(e) => Some((e.phys, "phys")),
+            _ => None,
+        }
+    }
+}
+
+/// A node's typed figures and the figures among them that came from defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    pub spec: PartSpec,
+    /// Figures the part does not state, that apply to it, as filled in: basis `default`,
+    /// the default's reason as source.
+    pub defaults: BTreeMap<String, Figure>,
+}
+
+/// Reads figures by name for one part: stated, else the declared default (recorded).
+struct Reader<'a> {
+    kind: Kind,
+    figures: &'a BTreeMap<String, Figure>,
+    /// The drive class, once known: decides which defaults are shown.
+    class: Option<&'static str>,
+    defaults: BTreeMap<String, Figure>,
+    /// Required figures the part lacks (the catalog refuses such parts; kept for safety).
+    missing: Vec<&'static str>,
+}
+
+impl Reader<'_> {
+    fn value(&mut self, name: &'static str) -> Value {
+        if let Some(f) = self.figures.get(name) {
+            return f.value.clone();
+        }
+        let spec = figure_spec(self.kind, name);
+        let Some(d) = spec.and_then(|s| s.default) else {
+            self.missing.push(name);
+            return Value::Num(f64::NAN);
+        };
+        let value = match d.value {
+            DefaultValue::Num(n) => Value::Num(n),
+            DefaultValue::Flag(b) => Value::Bool(b),
+            DefaultValue::SameAs(other) => self.value(other),
+            DefaultValue::Share(other, share) => match self.value(other) {
+                Value::Num(n) => Value::Num(n * share),
+                v => v,
+            },
+        };
+        if spec.is_some_and(|s| s.applies_to(self.class)) {
+            let figure = Figure { value: value.clone(), source: d.reason.to_string(), basis: DEFAULT_BASIS.into() };
+            self.defaults.insert(name.to_string(), figure);
+        }
+        value
+    }
+
+    fn num(&mut self, name: &'static str) -> f64 {
+        match self.value(name) {
+            Value::Num(n) => n,
+            _ => {
+                self.missing.push(name);
+                f64::NAN
+            }
+        }
+    }
+
+    /// A whole-number figure (its range is checked on every path that sets it).
+    fn count(&mut self, name: &'static str) -> u32 {
+        self.num(name) as u32
+    }
+
+    fn generation(&mut self, name: &'static str) -> u8 {
+        self.num(name) as u8
+    }
+
+    fn flag(&mut self, name: &'static str) -> bool {
+        match self.value(name) {
+            Value::Bool(b) => b,
+            _ => {
+                self.missing.push(name);
+                false
+            }
+        }
+    }
+
+    fn word(&mut self, name: &'static str) -> String {
+        match self.value(name) {
+            Value::Str(s) => s,
+            _ => {
+                self.missing.push(name);
+                String::new()
+            }
+        }
+    }
+}
+
+/// Resolves a part's figures (with a node's overrides applied) into its typed struct.
+/// `Err` names the required figures it lacks, which only a part that bypassed the catalog's
+/// checks can.
+pub fn resolve(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<Resolved, Vec<&'static str>> {
+    let mut r = Reader { kind, figures, class: None, defaults: BTreeMap::new(), missing: Vec::new() };
+    let spec = match kind {
+        Kind::Host => PartSpec::Host(HostFigures {
+            root_mps: r.count("root_mps"),
+            completion_bytes: r.count("completion_bytes"),
+            io_overhead_us: r.num("io_overhead_us"),
+            iommu_read_stall_us: r.num("iommu_read_stall_us"),
+        }),
+        Kind::Switch => PartSpec::Switch(SwitchFigures {
+            uplink: r.word("uplink"),
+            lanes: r.count("lanes"),
+            mps: r.count("mps"),
+            hop_latency_us: r.num("hop_latency_us"),
+        }),
+        Kind::Controller => PartSpec::Controller(controller(&mut r)),
+        Kind::PortMultiplier => PartSpec::PortMultiplier(PmFigures {
+            ports: r.count("ports"),
+            sata_gen: r.generation("sata_gen"),
+            fbs_capable: r.flag("fbs_capable"),
+            fbs: r.flag("fbs"),
+            upstream_efficiency: r.num("upstream_efficiency"),
+            downstream_efficiency: r.num("downstream_efficiency"),
+            switch_cost_us: r.num("switch_cost_us"),
+            cbs_handover_us: r.num("cbs_handover_us"),
+        }),
+        Kind::Expander => PartSpec::Expander(ExpanderFigures {
+            sas_gen: r.generation("sas_gen"),
+            phys: r.count("phys"),
+            hop_latency_us: r.num("hop_latency_us"),
+            stp_write_turnaround_us: r.num("stp_write_turnaround_us"),
+            stp_write_efficiency: r.num("stp_write_efficiency"),
+            store_forward: r.flag("store_forward"),
+        }),
+        Kind::Drive => PartSpec::Drive(drive(&mut r)),
+        Kind::Link => PartSpec::Unresolved,
+    };
+    if r.missing.is_empty() { Ok(Resolved { spec, defaults: r.defaults }) } else { Err(r.missing) }
+}
+
+fn controller(r: &mut Reader) -> ControllerFigures {
+    let pm_support = match r.word("pm_support").as_str() {
+        "cbs" => PmSupport::Cbs,
+        "fbs" => PmSupport::Fbs,
+        _ => PmSupport::None,
+    };
+    ControllerFigures {
+        uplink: r.word("uplink"),
+        lanes: r.count("lanes"),
+        mps: r.count("mps"),
+        ports: r.count("ports"),
+        sata_gen: r.generation("sata_gen"),
+        sas_gen: r.generation("sas_gen"),
+        pm_support,
+        dma_read_efficiency: r.num("dma_read_efficiency"),
+        dma_write_efficiency: r.num("dma_write_efficiency"),
+        port_read_efficiency: r.num("port_read_efficiency"),
+        port_write_efficiency: r.num("port_write_efficiency"),
+        cmd_overhead_us: r.num("cmd_overhead_us"),
+        max_iops: r.num("max_iops"),
+    }
+}
+
+fn drive(r: &mut Reader) -> DriveFigures {
+    let class = match r.word("class").as_str() {
+        "hdd" => DriveClass::Hdd,
+        "nvme" => DriveClass::Nvme,
+        _ => DriveClass::Ssd,
+    };
+    r.class = Some(class.as_str());
+    let interface = match r.word("interface").as_str() {
+        "sas" => Interface::Sas,
+        "nvme" => Interface::Nvme,
+        _ => Interface::Sata,
+    };
+    DriveFigures {
+        class,
+        interface,
+        interface_gen: r.generation("interface_gen"),
+        lanes: r.count("lanes"),
+        mps: r.count("mps"),
+        capacity_gb: r.num("capacity_gb"),
+        seq_read_mb_s: r.num("seq_read_mb_s"),
+        seq_write_mb_s: r.num("seq_write_mb_s"),
+        rand_read_iops: r.num("rand_read_iops"),
+        rand_write_iops: r.num("rand_write_iops"),
+        read_latency_us: r.num("read_latency_us"),
+        write_latency_us: r.num("write_latency_us"),
+        parallelism: r.count("parallelism"),
+        rpm: r.num("rpm"),
+        outer_mb_s: r.num("outer_mb_s"),
+        inner_mb_s: r.num("inner_mb_s"),
+        zones: r.count("zones"),
+        avg_seek_ms: r.num("avg_seek_ms"),
+        track_to_track_ms: r.num("track_to_track_ms"),
+        cmd_overhead_us: r.num("cmd_overhead_us"),
+        cache_mib: r.num("cache_mib"),
+        write_efficiency: r.num("write_efficiency"),
+    }
+}
+
+/// The figures of a link generation (a part of kind `link`).
+pub fn generation_figures(p: &Part) -> GenerationFigures {
+    let mut r =
+        Reader { kind: Kind::Link, figures: &p.figures, class: None, defaults: BTreeMap::new(), missing: Vec::new() };
+    GenerationFigures {
+        line_gbps: r.num("line_gbps"),
+        encoding: r.num("encoding"),
+        frame_overhead_bytes: r.num("frame_overhead_bytes"),
+        frame_payload_bytes: r.num("frame_payload_bytes"),
+        handshake_bytes: r.num("handshake_bytes"),
+        management_share: r.num("management_share"),
+        command_overhead_bytes: r.num("command_overhead_bytes"),
+        write_frame_extra_bytes: r.num("write_frame_extra_bytes"),
+    }
+}
+
+/// The figures of a catalog part that it does not state and takes from defaults (those that
+/// apply to it), for `iopath catalog PART`.
+pub fn part_defaults(p: &Part) -> BTreeMap<String, Figure> {
+    match p.kind {
+        Kind::Link => {
+            let mut r = Reader {
+                kind: Kind::Link,
+                figures: &p.figures,
+                class: None,
+                defaults: BTreeMap::new(),
+                missing: Vec::new(),
+            };
+            for s in crate::catalog::FIGURES.iter().filter(|s| s.kind == Kind::Link) {
+                let _ = r.value(s.name);
+            }
+            r.defaults
+        }
+        k => resolve(k, &p.figures).map(|r| r.defaults).unwrap_or_default(),
+    }
+}
