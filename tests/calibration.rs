@@ -69,8 +69,8 @@ fn round_trip_recovers_known_figures_from_a_simulated_ramp() {
     // and `iopath measure --active` save theirs (a Sweep of reports).
     let cfg = root().join("configs/asm1166-6ssd.toml");
     let t = Topology::load(&cfg, &Catalog::builtin()).unwrap();
-    let truth_eff = t.nodes[t.node("hba").unwrap()].num("dma_read_efficiency", 0.0);
-    let truth_d = t.nodes[t.node("D").unwrap()].num("seq_read_mb_s", 0.0);
+    let truth_eff = t.nodes[t.node("hba").unwrap()].spec.controller().unwrap().dma_read_efficiency;
+    let truth_d = t.drive_figures(t.node("D").unwrap()).seq_read_mb_s;
     let base = WorkloadSpec {
         rw: Some("read".into()),
         bs: Some("1m".into()),

@@ -927,7 +927,7 @@ mod tests {
     #[test]
     fn overlay_replaces_only_named_figures() {
         let mut c = Catalog::builtin();
-        let before = c.get("asm1166").unwrap().figures.len();
+        let before = c.get("asm1166").unwrap().figures.clone();
         c.overlay(
             "fit.toml",
             r#"[[part]]
@@ -939,8 +939,15 @@ figures.dma_read_efficiency = { value = 0.5, source = "iopath fit, test", basis 
         )
         .unwrap();
         let p = c.get("asm1166").unwrap();
-        assert_eq!(p.figures.len(), before.max(p.figures.len()));
-        assert_eq!(p.figures["dma_read_efficiency"].value, Value::Num(0.5));
+        // The named figure is replaced, value, source and basis alike ...
+        let f = &p.figures["dma_read_efficiency"];
+        assert_eq!((&f.value, f.source.as_str(), f.basis.as_str()), (&Value::Num(0.5), "iopath fit, test", "fit"));
+        assert_ne!(before.get("dma_read_efficiency"), Some(f), "the test must change the figure");
+        // ... and every other figure stays as it was: none lost, none added, none changed.
+        let mut expected = before.clone();
+        expected.insert("dma_read_efficiency".into(), f.clone());
+        assert_eq!(p.figures, expected);
+        assert!(before.len() > 5, "asm1166 states its figures: {before:?}");
     }
 
     #[test]

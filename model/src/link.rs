@@ -247,7 +247,10 @@ pub struct LinkRates {
 /// Bytes of a PCIe TLP header: 16 for 64-bit-address memory requests, 12 for completions.
 pub const PCIE_MEM_HEADER_BYTES: f64 = 16.0;
 pub const PCIE_CPL_HEADER_BYTES: f64 = 12.0;
-/// Max Read Request Size assumed for the reverse-direction cost of disk writes.
+/// Max Read Request Size assumed for the reverse-direction cost of disk writes: 512 bytes,
+/// the power-on value of Max_Read_Request_Size in the Device Control register (PCI Express
+/// Base Specification), which drivers seldom change for storage controllers. Not a part
+/// figure: a device does not state it, the host configures it.
 pub const PCIE_MRRS_BYTES: f64 = 512.0;
 
 impl LinkSpec {

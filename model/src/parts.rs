@@ -432,3 +432,118 @@ pub fn part_defaults(p: &Part) -> BTreeMap<String, Figure> {
         k => resolve(k, &p.figures).map(|r| r.defaults).unwrap_or_default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Accepts, FIGURES, FigureSpec, FigureType};
+
+    /// A value the figure accepts, for a part that states only what it must.
+    fn minimal(spec: &FigureSpec, class: &str) -> Value {
+        match spec.accepts {
+            Accepts::OneOf(_) if spec.name == "class" => Value::Str(class.into()),
+            Accepts::OneOf(_) if spec.name == "interface" => {
+                Value::Str(if class == "nvme" { "nvme" } else { "sata" }.into())
+            }
+            Accepts::OneOf(of) => Value::Str(of[0].into()),
+            Accepts::Link { .. } => Value::Str("pcie3".into()),
+            Accepts::Flag => Value::Bool(false),
+            Accepts::IntegerOf(of) => Value::Num(of[0] as f64),
+            Accepts::Number | Accepts::Integer => Value::Num(spec.range.0.max(1.0)),
+        }
+    }
+
+    fn required_only(kind: Kind, class: &str) -> BTreeMap<String, Figure> {
+        FIGURES
+            .iter()
+            .filter(|s| s.kind == kind && s.required)
+            .map(|s| {
+                let f =
+                    Figure { value: minimal(s, class), source: "test: required only".into(), basis: "inferred".into() };
+                (s.name.to_string(), f)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_figure_a_part_need_not_state_declares_a_default_with_a_reason() {
+        for s in FIGURES {
+            match (s.required, &s.default) {
+                (true, None) => {}
+                (true, Some(_)) => panic!("{}.{} is required and has a default", s.kind, s.name),
+                (false, None) => panic!("{}.{} is optional and has no default", s.kind, s.name),
+                (false, Some(d)) => {
+                    assert!(d.reason.len() >= 20, "{}.{}: reason {:?} says too little", s.kind, s.name, d.reason)
+                }
+            }
+            if let Some(DefaultValue::Share(_, _)) = s.default.map(|d| d.value) {
+                assert_eq!(s.ty, FigureType::Num, "{}.{}: only a number is a share of another", s.kind, s.name);
+            }
+            if let Some(DefaultValue::SameAs(o) | DefaultValue::Share(o, _)) = s.default.map(|d| d.value) {
+                let other =
+                    figure_spec(s.kind, o).unwrap_or_else(|| panic!("{}.{}: default names {o:?}", s.kind, s.name));
+                assert_eq!(other.ty, s.ty, "{}.{} follows {o}, a figure of another type", s.kind, s.name);
+            }
+        }
+    }
+
+    #[test]
+    fn a_part_with_only_its_required_figures_resolves_with_every_other_one_marked_default() {
+        let cases = [
+            (Kind::Host, ""),
+            (Kind::Switch, ""),
+            (Kind::Controller, ""),
+            (Kind::PortMultiplier, ""),
+            (Kind::Expander, ""),
+            (Kind::Drive, "ssd"),
+            (Kind::Drive, "hdd"),
+            (Kind::Drive, "nvme"),
+        ];
+        for (kind, class) in cases {
+            let figures = required_only(kind, class);
+            let r = resolve(kind, &figures).unwrap_or_else(|m| panic!("{kind} {class}: lacks {m:?}"));
+            assert!(!format!("{:?}", r.spec).contains("NaN"), "{kind} {class}: a field was not filled: {:?}", r.spec);
+            let cls = (kind == Kind::Drive).then_some(class);
+            for s in FIGURES.iter().filter(|s| s.kind == kind && !s.required) {
+                let shown = r.defaults.get(s.name);
+                if s.applies_to(cls) {
+                    let f = shown.unwrap_or_else(|| panic!("{kind} {class}: {} not marked as a default", s.name));
+                    assert_eq!(f.basis, DEFAULT_BASIS);
+                    assert_eq!(f.source, s.default.unwrap().reason);
+                } else {
+                    assert!(shown.is_none(), "{kind} {class}: {} does not apply but is shown", s.name);
+                }
+            }
+            for s in FIGURES.iter().filter(|s| s.kind == kind && s.required) {
+                assert!(!r.defaults.contains_key(s.name), "{kind}: required {} shown as a default", s.name);
+            }
+        }
+    }
+
+    #[test]
+    fn a_stated_figure_is_used_and_defaults_that_follow_another_figure_follow_it() {
+        let mut figures = required_only(Kind::Controller, "");
+        let stated = |v: f64| Figure { value: Value::Num(v), source: "test: stated".into(), basis: "fit".into() };
+        figures.insert("dma_read_efficiency".into(), stated(0.4));
+        let r = resolve(Kind::Controller, &figures).unwrap();
+        let c = r.spec.controller().unwrap();
+        assert_eq!((c.dma_read_efficiency, c.dma_write_efficiency), (0.4, 0.4));
+        assert!(!r.defaults.contains_key("dma_read_efficiency"));
+        assert_eq!(r.defaults["dma_write_efficiency"].value, Value::Num(0.4));
+        assert_eq!(c.sas_gen, 0, "no SAS generation stated: SATA only");
+        assert!(!c.has_sas());
+
+        let mut hdd = required_only(Kind::Drive, "hdd");
+        hdd.insert("outer_mb_s".into(), stated(250.0));
+        let d = resolve(Kind::Drive, &hdd).unwrap();
+        assert_eq!(d.spec.drive().unwrap().inner_mb_s, 125.0);
+        assert_eq!(d.spec.drive().unwrap().class, DriveClass::Hdd);
+    }
+
+    #[test]
+    fn a_part_missing_a_required_figure_is_refused_by_name() {
+        let mut figures = required_only(Kind::Expander, "");
+        figures.remove("phys");
+        assert_eq!(resolve(Kind::Expander, &figures).unwrap_err(), vec!["phys"]);
+    }
+}

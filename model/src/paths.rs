@@ -23,7 +23,7 @@
 
 use crate::catalog::Kind;
 use crate::link::{Family, LinkRates};
-use crate::parts::{DriveFigures, ExpanderFigures, HostFigures, Interface, PartSpec, PmSupport};
+use crate::parts::{ExpanderFigures, Interface, PartSpec, PmSupport};
 use crate::topology::{NodeIx, Topology};
 use serde::Serialize;
 
@@ -186,7 +186,7 @@ impl ResourceGraph {
     ) -> Vec<Cost> {
         let bs = bs.max(1) as f64;
         let mut out = Vec::new();
-        let d = drive_figures(t, drive);
+        let d = t.drive_figures(drive);
         let path = t.path_to_host(drive);
         let controller = path.iter().find_map(|&ix| t.nodes[ix].spec.controller());
         let n_fis = (bs / FIS_BYTES).ceil();
@@ -212,7 +212,7 @@ impl ResourceGraph {
                 // A controller passed through to a VM writes read data into guest memory through
                 // the IOMMU; the SSD's read stream stalls for every page it translates.
                 if dir == Dir::Read {
-                    c += host_figures(t).iommu_read_stall_us * 1e-6 / IOMMU_PAGE_BYTES;
+                    c += t.host_figures().iommu_read_stall_us * 1e-6 / IOMMU_PAGE_BYTES;
                 }
                 // Behind expanders, the STP bridge paces a SATA SSD's write intake and adds a
                 // turnaround per data FIS; the NAND behind it (shared with reads) is not slowed.
@@ -331,7 +331,7 @@ impl ResourceGraph {
 
     /// Fixed latencies of a drive's path (both ways), outside shared resources.
     pub fn latencies(&self, t: &Topology, drive: NodeIx) -> Latencies {
-        let host_us = host_figures(t).io_overhead_us;
+        let host_us = t.host_figures().io_overhead_us;
         let mut fabric_us = 0.0;
         for &ix in &t.path_to_host(drive) {
             fabric_us += match &t.nodes[ix].spec {
@@ -360,17 +360,6 @@ pub fn pm_uses_fbs(t: &Topology, pm: NodeIx) -> bool {
     let n = &t.nodes[pm];
     let ctrl_fbs = n.parent.and_then(|p| t.nodes[p].spec.controller()).is_some_and(|c| c.pm_support == PmSupport::Fbs);
     n.spec.port_multiplier().is_some_and(|p| p.fbs_capable && p.fbs) && ctrl_fbs
-}
-
-/// A drive's typed figures. Every node of a loaded topology is resolved, and callers pass
-/// drive nodes; anything else is a bug in the caller.
-fn drive_figures(t: &Topology, drive: NodeIx) -> &DriveFigures {
-    t.nodes[drive].spec.drive().unwrap_or_else(|| panic!("node {:?} is not a resolved drive", t.nodes[drive].id))
-}
-
-/// The host's typed figures (node 0 of every loaded topology).
-fn host_figures(t: &Topology) -> &HostFigures {
-    t.host().spec.host().unwrap_or_else(|| panic!("the host of {:?} is not resolved", t.name))
 }
 
 fn family_kind(f: Family) -> &'static str {

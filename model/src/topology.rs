@@ -28,7 +28,7 @@ use crate::catalog::{Catalog, Figure, Kind, Value};
 use crate::link::{GenerationFigures, LinkSpec};
 use crate::load;
 use crate::load::workloads::check_workloads;
-use crate::parts::PartSpec;
+use crate::parts::{DriveFigures, HostFigures, PartSpec};
 use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -295,25 +295,6 @@ pub struct Node {
 }
 
 impl Node {
-    /// A numeric figure, or `default` when the part does not state it.
-    pub fn num(&self, name: &str, default: f64) -> f64 {
-        match self.figures.get(name).map(|f| &f.value) {
-            Some(Value::Num(n)) => *n,
-            _ => default,
-        }
-    }
-    pub fn flag(&self, name: &str, default: bool) -> bool {
-        match self.figures.get(name).map(|f| &f.value) {
-            Some(Value::Bool(b)) => *b,
-            _ => default,
-        }
-    }
-    pub fn text(&self, name: &str) -> Option<&str> {
-        match self.figures.get(name).map(|f| &f.value) {
-            Some(Value::Str(s)) => Some(s),
-            _ => None,
-        }
-    }
     pub fn is_drive(&self) -> bool {
         self.kind == Kind::Drive
     }
@@ -466,6 +447,17 @@ impl Topology {
 
     pub fn host(&self) -> &Node {
         &self.nodes[0]
+    }
+
+    /// The host's typed figures. Every node of a loaded topology is resolved, node 0 is the
+    /// host.
+    pub fn host_figures(&self) -> &HostFigures {
+        self.nodes[0].spec.host().unwrap_or_else(|| panic!("the host of {:?} is not resolved", self.name))
+    }
+
+    /// A drive's typed figures; `ix` must be a drive (one of [`Topology::drives`]).
+    pub fn drive_figures(&self, ix: NodeIx) -> &DriveFigures {
+        self.nodes[ix].spec.drive().unwrap_or_else(|| panic!("node {:?} is not a drive", self.nodes[ix].id))
     }
 
     /// Nodes from `ix` up to the host, `ix` first.

@@ -10,7 +10,7 @@
 //! A sector's angle is a fixed pseudo-random function of its block, so rotational waits come
 //! out of the geometry and ordering several queued commands shortens them (NCQ).
 
-use iopath_model::topology::Node;
+use iopath_model::parts::DriveFigures;
 
 /// Figures of one HDD, in SI units.
 #[derive(Debug, Clone)]
@@ -30,24 +30,26 @@ pub struct HddGeometry {
 }
 
 impl HddGeometry {
-    pub fn from_node(n: &Node) -> HddGeometry {
-        let outer = n.num("outer_mb_s", 100.0) * 1e6;
-        let inner = n.num("inner_mb_s", outer / 2e6) * 1e6;
-        let t2t = n.num("track_to_track_ms", 1.0) * 1e6;
-        let avg = n.num("avg_seek_ms", 8.5) * 1e6;
+    /// The geometry of a drive's figures (those of an HDD; every one is filled, from the
+    /// catalog's defaults where the part states none).
+    pub fn from_drive(d: &DriveFigures) -> HddGeometry {
+        let outer = d.outer_mb_s * 1e6;
+        let inner = d.inner_mb_s * 1e6;
+        let t2t = d.track_to_track_ms * 1e6;
+        let avg = d.avg_seek_ms * 1e6;
         let full = t2t + (avg - t2t).max(0.0) * 15.0 / 8.0;
-        let rev = 60e9 / n.num("rpm", 7200.0);
+        let rev = 60e9 / d.rpm;
         HddGeometry {
-            capacity: n.num("capacity_gb", 1000.0) * 1e9,
+            capacity: d.capacity_gb * 1e9,
             outer_bps: outer,
             rho: (inner / outer).clamp(0.05, 1.0),
-            zones: n.num("zones", 16.0).max(1.0) as usize,
+            zones: d.zones.max(1) as usize,
             rev_ns: rev,
             t2t_ns: t2t,
             full_ns: full,
-            cmd_ns: n.num("cmd_overhead_us", 0.0) * 1e3,
-            cache_bytes: n.num("cache_mib", 16.0) * 1048576.0,
-            write_eff: n.num("write_efficiency", 1.0),
+            cmd_ns: d.cmd_overhead_us * 1e3,
+            cache_bytes: d.cache_mib * 1048576.0,
+            write_eff: d.write_efficiency,
             avg_position_ns: t2t + (full - t2t) * 8.0 / 15.0 + rev / 2.0,
         }
     }

@@ -359,8 +359,10 @@ proptest! {
         let t = case.topology(0);
         let w = case.steady_workload();
         let ix = t.node(id).unwrap();
-        let rate = t.nodes[ix].num("seq_read_mb_s", 0.0);
-        prop_assume!(rate > 0.0);
+        // An HDD's media rate is its zones', not a sequential figure: flash drives only.
+        let d = t.drive_figures(ix);
+        prop_assume!(!d.is_hdd());
+        let rate = d.seq_read_mb_s;
         let o: ParamOverride = format!("{id}.seq_read_mb_s={}", (rate * 1.5).round()).parse().unwrap();
         let t2 = t.with_overrides(std::slice::from_ref(&o)).unwrap_or_else(|e| panic!("{o:?}: {e}"));
         let (ra, rb) = (run(&t, &w), run(&t2, &w));

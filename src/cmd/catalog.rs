@@ -40,9 +40,17 @@ pub fn run(a: CatalogArgs, cat: &Catalog) -> CliResult {
         if !p.notes.is_empty() {
             let _ = writeln!(s, "notes: {}", p.notes);
         }
-        let w = p.figures.keys().map(|k| k.len()).max().unwrap_or(0);
+        // The figures the part states, then those it takes from the catalog's defaults.
+        let defaults = iopath_model::parts::part_defaults(p);
+        let w = p.figures.keys().chain(defaults.keys()).map(|k| k.len()).max().unwrap_or(0);
         for (k, f) in &p.figures {
             let _ = writeln!(s, "  {k:<w$}  {:<10} [{}] {}", f.value.to_string(), f.basis, f.source);
+        }
+        if !defaults.is_empty() {
+            let _ = writeln!(s, "defaults (figures this part does not state):");
+            for (k, f) in &defaults {
+                let _ = writeln!(s, "  {k:<w$}  {:<10} [{}] {}", f.value.to_string(), f.basis, f.source);
+            }
         }
         print_text(&s)?;
         return Ok(0);

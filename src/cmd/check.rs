@@ -190,6 +190,37 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
             chunk[2].binding
         );
     }
+    s.push_str(&defaulted_figures_section(&t));
     print_text(&s)?;
     Ok(0)
+}
+
+/// The figures each node took from the catalog's defaults because its part does not state
+/// them (text output only). Nodes with the same part and the same defaults share a line.
+fn defaulted_figures_section(t: &Topology) -> String {
+    // (part, defaults as shown) -> ids, in the order the nodes come.
+    let mut groups: Vec<(String, String, Vec<&str>)> = Vec::new();
+    for n in t.nodes.iter().filter(|n| !n.defaults.is_empty()) {
+        let shown: Vec<String> = n.defaults.iter().map(|(k, f)| format!("{k} = {}", f.value)).collect();
+        let shown = shown.join(", ");
+        match groups.iter_mut().find(|(part, s, _)| *part == n.part && *s == shown) {
+            Some(g) => g.2.push(&n.id),
+            None => groups.push((n.part.clone(), shown, vec![&n.id])),
+        }
+    }
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\nfigures taken from defaults (the part does not state them; `iopath catalog PART` gives each default's reason)\n",
+    );
+    for (part, shown, ids) in groups {
+        let who = match ids.as_slice() {
+            [one] => one.to_string(),
+            [first, .., last] if ids.len() > 3 => format!("{first} .. {last} ({} nodes)", ids.len()),
+            many => many.join(", "),
+        };
+        let _ = writeln!(s, "  {who} [{part}]: {shown}");
+    }
+    s
 }

@@ -31,7 +31,6 @@ use crate::engine::{Lane, Next, Scheduler};
 use crate::hdd::{HddGeometry, ReadAhead, WriteBack};
 use hdrhistogram::Histogram;
 use iopath_model::bound::MaxMin;
-use iopath_model::catalog::Kind;
 use iopath_model::paths::{Cost, Dir, ResourceGraph, Side, pm_uses_fbs};
 use iopath_model::report::{Bottleneck, Cost as RunCost, DriveResult, Latency, LinkUtil, Report, ReportKind, Total};
 use iopath_model::topology::{NodeIx, Topology};
@@ -223,7 +222,7 @@ pub fn simulate(t: &Topology, w: &Workload, opts: &SimOptions) -> Result<Report,
 /// Whether a run covers regions once (no runtime: a sequential job given a region), and
 /// its ramp and measured time [ns] (the defaults when the workload names none).
 fn plan(t: &Topology, w: &Workload, targets: &[NodeIx]) -> (bool, u64, u64) {
-    let any_hdd = targets.iter().any(|&d| t.nodes[d].text("class") == Some("hdd"));
+    let any_hdd = targets.iter().any(|&d| t.drive_figures(d).is_hdd());
     let sequential = !w.rw.is_random();
     // Without a runtime, a sequential job given a region reads (writes) it once.
     let coverage = w.runtime.is_none() && sequential && w.region_given;

@@ -19,14 +19,14 @@ impl Sim {
         let mut pms: Vec<PmSt> = Vec::new();
         let mut pm_of_node: Vec<Option<u32>> = vec![None; t.nodes.len()];
         for (ix, n) in t.nodes.iter().enumerate() {
-            if n.kind == Kind::PortMultiplier {
+            if let Some(pm) = n.spec.port_multiplier() {
                 pm_of_node[ix] = Some(pms.len() as u32);
                 pms.push(PmSt {
                     cbs: !pm_uses_fbs(t, ix),
                     holder: None,
                     last_holder: None,
                     waiting: VecDeque::new(),
-                    handover_ns: (n.num("cbs_handover_us", 0.0) * 1e3) as u64,
+                    handover_ns: (pm.cbs_handover_us * 1e3) as u64,
                 });
             }
         }
@@ -35,9 +35,9 @@ impl Sim {
         let mut classes = Vec::new();
         let random = w.rw.is_random();
         for &d in &targets {
-            let n = &t.nodes[d];
-            let hdd = (n.text("class") == Some("hdd")).then(|| {
-                let geo = HddGeometry::from_node(n);
+            let n = t.drive_figures(d);
+            let hdd = n.is_hdd().then(|| {
+                let geo = HddGeometry::from_drive(n);
                 HddSt {
                     geo,
                     head: 0.0,
@@ -66,8 +66,8 @@ impl Sim {
             let pm = t.path_to_host(d).iter().find_map(|&ix| pm_of_node[ix]);
             let host_half_ns = (lat.host_us * 500.0) as u64;
             let fabric_half_ns = (lat.fabric_us * 500.0) as u64;
-            let read_lat_ns = (n.num("read_latency_us", 50.0) * 1e3) as u64;
-            let write_lat_ns = (n.num("write_latency_us", 30.0) * 1e3) as u64;
+            let read_lat_ns = (n.read_latency_us * 1e3) as u64;
+            let write_lat_ns = (n.write_latency_us * 1e3) as u64;
             let handover_ns = pm.map_or(0, |p| pms[p as usize].handover_ns);
             let lanes = DriveLanes {
                 host_fabric: sched.lane(host_half_ns + fabric_half_ns),
@@ -80,7 +80,7 @@ impl Sim {
             drives.push(DriveSt {
                 node: d,
                 hdd,
-                units_free: n.num("parallelism", 8.0).max(1.0) as u32,
+                units_free: n.parallelism.max(1),
                 unit_wait: VecDeque::new(),
                 fabric_half_ns,
                 pm,
@@ -106,15 +106,14 @@ impl Sim {
             ChaCha8Rng::seed_from_u64(w.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed_index)
         };
         let region_of = |slot: u32| -> f64 {
-            let n = &t.nodes[targets[slot as usize]];
-            let cap = n.num("capacity_gb", 1000.0) * 1e9;
+            let cap = t.drive_figures(targets[slot as usize]).capacity_gb * 1e9;
             ((cap * w.region / bs).floor() * bs).max(bs)
         };
         let ssd_until = |slot: u32| -> Option<u64> {
-            (coverage && t.nodes[targets[slot as usize]].text("class") != Some("hdd")).then_some(runtime_ns)
+            (coverage && !t.drive_figures(targets[slot as usize]).is_hdd()).then_some(runtime_ns)
         };
         let hdd_budget = |slot: u32| -> Option<f64> {
-            (coverage && t.nodes[targets[slot as usize]].text("class") == Some("hdd")).then(|| region_of(slot))
+            (coverage && t.drive_figures(targets[slot as usize]).is_hdd()).then(|| region_of(slot))
         };
         if !w.copies.is_empty() {
             for c in &w.copies {
