@@ -72,3 +72,111 @@ impl Draft {
         self.pending.push(pending);
     }
 }
+
+/// One test per pass, through the loader (each pass needs the ones before it).
+#[cfg(test)]
+mod tests {
+    use crate::catalog::Catalog;
+    use crate::topology::{Diagnostic, Topology};
+
+    fn load(text: &str) -> Result<Topology, Vec<Diagnostic>> {
+        Topology::parse("t.toml", text, &Catalog::builtin()).map_err(|e| e.diagnostics)
+    }
+
+    const HEAD: &str = "[host]\npart = \"amd-am5\"\n";
+
+    #[test]
+    fn parts_a_misspelt_part_is_reported_with_the_closest_ids() {
+        let e = load(&format!(
+            "{HEAD}[[node]]\nid = \"hba\"\npart = \"asm1165\"\nparent = \"host\"\n[[drive]]\nid = \"d\"\npart = \"kingston-dc600m-1920\"\nparent = \"hba\"\n"
+        ))
+        .unwrap_err();
+        assert_eq!((e[0].key.as_str(), e[0].line), ("node[0].part", 5), "{e:?}");
+        assert!(e[0].message.contains("did you mean one of \"asm1166\""), "{e:?}");
+    }
+
+    #[test]
+    fn nodes_a_count_group_gets_consecutive_ids_and_ports() {
+        let t = load(&format!(
+            "{HEAD}[[node]]\nid = \"hba\"\npart = \"asm1166\"\nparent = \"host\"\n[[drive]]\nid = \"d\"\ncount = 3\npart = \"kingston-dc600m-1920\"\nparent = \"hba\"\nport = 2\n"
+        ))
+        .unwrap();
+        let got: Vec<(String, Option<u32>)> =
+            t.drives.iter().map(|&d| (t.nodes[d].id.clone(), t.nodes[d].port)).collect();
+        assert_eq!(got, [("d0".into(), Some(2)), ("d1".into(), Some(3)), ("d2".into(), Some(4))]);
+    }
+
+    #[test]
+    fn tree_an_unknown_parent_is_reported_with_the_closest_id() {
+        let e = load(&format!(
+            "{HEAD}[[node]]\nid = \"hba\"\npart = \"asm1166\"\nparent = \"host\"\n[[drive]]\nid = \"d\"\npart = \"kingston-dc600m-1920\"\nparent = \"hab\"\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].key, "drive[0].parent");
+        assert!(e[0].message.contains("no node has id \"hab\"; did you mean \"hba\"?"), "{e:?}");
+    }
+
+    #[test]
+    fn params_apply_over_the_part_and_the_typed_figures_follow() {
+        let t = load(&format!(
+            "{HEAD}[[node]]\nid = \"hba\"\npart = \"jmb585\"\nparent = \"host\"\nparams = {{ dma_read_efficiency = 0.5 }}\n[[drive]]\nid = \"d\"\npart = \"kingston-dc600m-1920\"\nparent = \"hba\"\n"
+        ))
+        .unwrap();
+        let hba = &t.nodes[t.node("hba").unwrap()];
+        let c = hba.spec.controller().unwrap();
+        assert_eq!((c.dma_read_efficiency, c.dma_write_efficiency), (0.5, 0.5));
+        assert_eq!(hba.figures["dma_read_efficiency"].basis, "measurement", "a param is stated, not a default");
+        assert!(!hba.defaults.contains_key("dma_read_efficiency"));
+        assert_eq!(hba.defaults["dma_write_efficiency"].basis, "default");
+    }
+
+    #[test]
+    fn attach_an_nvme_drive_below_a_sata_controller_is_refused() {
+        let e = load(&format!(
+            "{HEAD}[[node]]\nid = \"hba\"\npart = \"asm1166\"\nparent = \"host\"\n[[drive]]\nid = \"n\"\npart = \"samsung-990pro-2tb\"\nparent = \"hba\"\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].message.contains("NVMe drive \"n\" cannot attach to a controller"), "{e:?}");
+    }
+
+    #[test]
+    fn links_an_nvme_drive_takes_its_mps_default_and_a_switch_without_mps_limits_to_128() {
+        // Below the root (512): the drive's own default, 256.
+        let t =
+            load(&format!("{HEAD}[[drive]]\nid = \"n\"\npart = \"samsung-990pro-2tb\"\nparent = \"host\"\n")).unwrap();
+        let n = &t.nodes[t.node("n").unwrap()];
+        assert_eq!((n.link.lanes, n.link.mps), (4, 256));
+        assert!(!n.defaults.contains_key("lanes"), "the part states its lanes");
+        assert_eq!(n.defaults["mps"].value, crate::catalog::Value::Num(256.0));
+        // A switch part that states no mps: the PCIe minimum, 128, for everything below it.
+        let t = load(&format!(
+            r#"{HEAD}[[part]]
+id = "my-switch"
+kind = "switch"
+name = "a switch of mine"
+figures.uplink = {{ value = "pcie3", source = "test: a switch without mps" }}
+figures.lanes = {{ value = 8, source = "test: a switch without mps" }}
+[[node]]
+id = "sw"
+part = "my-switch"
+parent = "host"
+[[drive]]
+id = "n"
+part = "samsung-990pro-2tb"
+parent = "sw"
+"#
+        ))
+        .unwrap();
+        assert_eq!(t.nodes[t.node("sw").unwrap()].link.mps, 128);
+        assert_eq!(t.nodes[t.node("n").unwrap()].link.mps, 128);
+    }
+
+    #[test]
+    fn diagnostics_a_topology_without_drives_says_so() {
+        let e = load(&format!("{HEAD}[[node]]\nid = \"hba\"\npart = \"asm1166\"\nparent = \"host\"\n")).unwrap_err();
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!((e[0].key.as_str(), e[0].message.as_str()), ("drive", "the topology has no drives"));
+    }
+}
