@@ -43,6 +43,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use alloc::{Comp, account, components};
+pub(crate) use report::bottleneck_of;
 use report::{LAT_UNIT_NS, new_histogram};
 pub use targets::target_drives;
 
@@ -210,14 +211,23 @@ struct DriveStats {
 
 /// Runs one workload on one topology and reports what the hardware would do.
 pub fn simulate(t: &Topology, w: &Workload, opts: &SimOptions) -> Result<Report, SimError> {
+    simulate_with_utils(t, w, opts).map(|(r, _)| r)
+}
+
+/// [`simulate`], and the utilization of every resource of the run's graph, in graph order.
+pub(crate) fn simulate_with_utils(
+    t: &Topology,
+    w: &Workload,
+    opts: &SimOptions,
+) -> Result<(Report, Vec<f64>), SimError> {
     let mut s = Sim::new(t, w)?;
     s.wall_start = opts.wall_clock.map(|c| c());
     s.run(opts.cancel);
-    let mut r = s.report(t, w);
+    let (mut r, utils) = s.report(t, w);
     if let Some(clock) = opts.wall_clock {
         r.cost.wall_s = clock() - s.wall_start.unwrap_or(0.0);
     }
-    Ok(r)
+    Ok((r, utils))
 }
 
 /// Whether a run covers regions once (no runtime: a sequential job given a region), and

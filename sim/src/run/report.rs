@@ -3,7 +3,9 @@
 use super::*;
 
 impl Sim {
-    pub(super) fn report(&self, t: &Topology, w: &Workload) -> Report {
+    /// The report, and the utilization of every resource of the graph (in its order) that
+    /// the bottleneck was chosen from (`replicate` averages them).
+    pub(super) fn report(&self, t: &Topology, w: &Workload) -> (Report, Vec<f64>) {
         // The measured window; empty only when an interrupt stopped the run inside the ramp,
         // and then nothing is divided by it: rates are 0 and a warning says why.
         let window_ns = self.win_end.saturating_sub(self.win_start) as f64;
@@ -69,7 +71,7 @@ impl Sim {
                 kind: r0.kind.to_string(),
             });
         }
-        let mut bottleneck = Bottleneck { id: "none".into(), util: 0.0 };
+        let mut utils = Vec::with_capacity(g.resources.len());
         for (r, res) in g.resources.iter().enumerate() {
             let mut u = util(r);
             if res.kind == "media"
@@ -78,16 +80,26 @@ impl Sim {
             {
                 u = per_s(h.busy_ns, span).min(1.0);
             }
-            if u > bottleneck.util + 1e-9 {
-                bottleneck = Bottleneck { id: res.id.clone(), util: u };
-            }
+            utils.push(u);
         }
+        let bottleneck = bottleneck_of(g, &utils);
         let sim_s = window_ns * 1e-9;
-        Report {
+        let mut warnings = Vec::new();
+        if self.partial {
+            warnings.push(self.partial_warning());
+        } else if self.completed == 0 {
+            warnings.push(format!(
+                "no I/O completed in the {:.3} s measured window; the numbers are zeros, not a \
+                 prediction. Lengthen the runtime (an HDD's first I/O alone takes ~10 ms).",
+                if self.time_based { sim_s } else { self.win_end as f64 * 1e-9 }
+            ));
+        }
+        let report = Report {
             schema_version: iopath_model::report::SCHEMA_VERSION,
             kind: ReportKind::Simulated,
             topology: t.name.clone(),
-            workload: serde_json::to_value(w).unwrap_or_default(),
+            workload: w.clone(),
+            measured: None,
             total,
             drives,
             links,
@@ -101,9 +113,10 @@ impl Sim {
             },
             partial: self.partial,
             covered_s: self.partial.then_some(self.reached as f64 * 1e-9),
-            warnings: if self.partial { vec![self.partial_warning()] } else { Vec::new() },
+            warnings,
             spread: None,
-        }
+        };
+        (report, utils)
     }
 
     /// What an interrupted run covered, in words.
@@ -133,6 +146,18 @@ impl Sim {
             )
         }
     }
+}
+
+/// The most utilized resource (the first of equals, within 1e-9), or "none" when nothing
+/// is used.
+pub(crate) fn bottleneck_of(g: &ResourceGraph, utils: &[f64]) -> Bottleneck {
+    let mut b = Bottleneck { id: "none".into(), util: 0.0 };
+    for (res, &u) in g.resources.iter().zip(utils) {
+        if u > b.util + 1e-9 {
+            b = Bottleneck { id: res.id.clone(), util: u };
+        }
+    }
+    b
 }
 
 /// Latency histograms count in units of 100 ns from 100 ns to 1 h with 2 significant
