@@ -8,7 +8,7 @@ impl Sim {
     pub(super) fn report(&self, t: &Topology, w: &Workload) -> (Report, Vec<f64>) {
         // The measured window; empty only when an interrupt stopped the run inside the ramp,
         // and then nothing is divided by it: rates are 0 and a warning says why.
-        let window_ns = self.win_end.saturating_sub(self.win_start) as f64;
+        let window_ns = self.win.end.saturating_sub(self.win.start) as f64;
         let per_s = |x: f64, secs: f64| if secs > 0.0 { x / secs } else { 0.0 };
         let mut drives = Vec::new();
         let mut total = Total::default();
@@ -18,12 +18,12 @@ impl Sim {
         for dr in &self.drives {
             let st = &dr.st;
             // Coverage runs: each drive's rate over its own active time.
-            let span = if self.time_based { window_ns } else { st.last as f64 };
+            let span = if self.win.time_based { window_ns } else { st.last as f64 };
             let secs = span * 1e-9;
             let lat = latency(&st.hist, st.lat_sum_ns, st.ios);
             // Time-based runs count the bytes that crossed the drive's link inside the window
             // (as the bound does); coverage runs count completed I/Os over the drive's span.
-            let (rd, wr) = if self.time_based {
+            let (rd, wr) = if self.win.time_based {
                 (self.classes[dr.class[0] as usize].window_bytes, self.classes[dr.class[1] as usize].window_bytes)
             } else {
                 (st.read_bytes, st.write_bytes)
@@ -51,8 +51,8 @@ impl Sim {
 
         // Link utilization, by node.
         let g = &self.graph;
-        let span = if self.time_based { window_ns } else { self.win_end as f64 };
-        let util = |r: usize| per_s(self.util_ns[r], span).min(1.0);
+        let span = if self.win.time_based { window_ns } else { self.win.end as f64 };
+        let util = |r: usize| per_s(self.alloc.util_ns[r], span).min(1.0);
         let mut links: Vec<LinkUtil> = Vec::new();
         for ix in 0..t.nodes.len() {
             let res = g.link_resources(ix);
@@ -85,13 +85,13 @@ impl Sim {
         let bottleneck = bottleneck_of(g, &utils);
         let sim_s = window_ns * 1e-9;
         let mut warnings = Vec::new();
-        if self.partial {
+        if self.win.partial {
             warnings.push(self.partial_warning());
-        } else if self.completed == 0 {
+        } else if self.win.completed == 0 {
             warnings.push(format!(
                 "no I/O completed in the {:.3} s measured window; the numbers are zeros, not a \
                  prediction. Lengthen the runtime (an HDD's first I/O alone takes ~10 ms).",
-                if self.time_based { sim_s } else { self.win_end as f64 * 1e-9 }
+                if self.win.time_based { sim_s } else { self.win.end as f64 * 1e-9 }
             ));
         }
         let report = Report {
@@ -106,13 +106,13 @@ impl Sim {
             bottleneck,
             cost: RunCost {
                 events: self.sched.processed(),
-                ios: self.completed,
+                ios: self.win.completed,
                 wall_s: 0.0,
-                sim_s: if self.time_based { sim_s } else { self.win_end as f64 * 1e-9 },
+                sim_s: if self.win.time_based { sim_s } else { self.win.end as f64 * 1e-9 },
                 cpu_s: None,
             },
-            partial: self.partial,
-            covered_s: self.partial.then_some(self.reached as f64 * 1e-9),
+            partial: self.win.partial,
+            covered_s: self.win.partial.then_some(self.win.reached as f64 * 1e-9),
             warnings,
             spread: None,
         };
@@ -122,27 +122,27 @@ impl Sim {
     /// What an interrupted run covered, in words.
     pub(super) fn partial_warning(&self) -> String {
         let s = |ns: u64| ns as f64 * 1e-9;
-        if !self.time_based {
+        if !self.win.time_based {
             return format!(
                 "interrupted at {:.3} s of simulated time, before every drive covered its region: \
                  each drive's numbers are over the I/Os it completed",
-                s(self.reached)
+                s(self.win.reached)
             );
         }
-        if self.win_end <= self.win_start {
+        if self.win.end <= self.win.start {
             format!(
                 "interrupted at {:.3} s of simulated time, inside the {:.3} s ramp: nothing was measured, \
                  so there is no throughput (reported as 0); run longer or shorten --ramp",
-                s(self.reached),
-                s(self.win_start)
+                s(self.win.reached),
+                s(self.win.start)
             )
         } else {
             format!(
                 "interrupted at {:.3} s of simulated time: the numbers cover the {:.3} s from the end of \
                  the ramp ({:.3} s) to there, not the whole measured time",
-                s(self.reached),
-                s(self.win_end - self.win_start),
-                s(self.win_start)
+                s(self.win.reached),
+                s(self.win.end - self.win.start),
+                s(self.win.start)
             )
         }
     }
