@@ -132,7 +132,11 @@ mod simulate {
             .args(["--runtime", "1ms", "--json"])
             .assert()
             .success()
-            .stderr(predicate::str::contains("no I/O completed"));
+            .stderr(predicate::str::contains("no I/O completed"))
+            .stdout(predicate::str::contains(
+                r#""warnings": [
+    "no I/O completed in the 0.001 s measured window"#,
+            ));
         iopath()
             .args(hdd)
             .args(["--runtime", "0.5s", "--json"])

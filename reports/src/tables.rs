@@ -6,7 +6,6 @@
 //! left-aligned, numbers right-aligned. The output never depends on the terminal width.
 
 use iopath_model::report::{Report, Sweep, SweepPoint};
-use iopath_model::workload::Workload;
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -152,37 +151,6 @@ pub fn value_label(v: &Value) -> String {
     }
 }
 
-/// A report's workload in one line, fio-style (`read bs=128k iodepth=32`).
-///
-/// Uses [`Workload::describe`] when the value is a serialized [`Workload`]; a string is used
-/// as it is; an object with some of fio's keys is summarized from those; anything else is
-/// printed as compact JSON.
-pub fn workload_label(v: &Value) -> String {
-    if let Ok(w) = serde_json::from_value::<Workload>(v.clone()) {
-        return w.describe();
-    }
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        Value::Object(map) => {
-            if let Some(Value::String(d)) = map.get("description") {
-                return d.clone();
-            }
-            let mut parts = Vec::new();
-            if let Some(rw) = map.get("rw") {
-                parts.push(value_label(rw));
-            }
-            for key in ["bs", "iodepth", "numjobs", "rwmixread", "region"] {
-                if let Some(x) = map.get(key) {
-                    parts.push(format!("{key}={}", value_label(x)));
-                }
-            }
-            if parts.is_empty() { v.to_string() } else { parts.join(" ") }
-        }
-        other => other.to_string(),
-    }
-}
-
 /// `param=value`, and for a grid also `param2=value2`, of one sweep point.
 pub(crate) fn point_labels(p: &SweepPoint) -> (String, Option<String>) {
     let first = format!("{}={}", p.param, value_label(&p.value));
@@ -203,7 +171,8 @@ pub(crate) fn sweep_workload_label(s: &Sweep) -> Option<String> {
         .iter()
         .find_map(|p| p.report.as_ref())
         .map(|r| {
-            workload_label(&r.workload)
+            r.workload
+                .describe()
                 .split(' ')
                 .filter(|tok| !swept.iter().any(|p| tok.starts_with(p.as_str())))
                 .collect::<Vec<_>>()
@@ -301,7 +270,7 @@ pub fn report_table(r: &Report) -> String {
         iopath_model::report::ReportKind::Measured => "measured",
     };
     let _ = writeln!(out, "topology: {} ({kind})", r.topology);
-    let w = workload_label(&r.workload);
+    let w = r.workload.describe();
     if !w.is_empty() {
         let _ = writeln!(out, "workload: {w}");
     }
@@ -443,13 +412,5 @@ mod tests {
         assert_eq!(value_label(&json!(3.0)), "3");
         assert_eq!(value_label(&json!(0.25)), "0.25");
         assert_eq!(value_label(&json!("128k")), "128k");
-    }
-
-    #[test]
-    fn workload_from_object_or_string() {
-        assert_eq!(workload_label(&json!({"rw": "read", "bs": "128k", "iodepth": 32})), "read bs=128k iodepth=32");
-        assert_eq!(workload_label(&json!("seqread")), "seqread");
-        let w = serde_json::to_value(Workload::default()).unwrap();
-        assert_eq!(workload_label(&w), Workload::default().describe());
     }
 }

@@ -316,12 +316,12 @@ fn measure_err(e: MeasureError) -> CliError {
 
 fn table(r: &Report) -> String {
     let mut s = String::new();
-    let engine = r.workload.get("engine").and_then(|v| v.as_str()).unwrap_or("?");
+    let engine = r.measured.as_ref().map_or("?", |m| m.engine.as_str());
     let desc = describe(r);
     s += &format!(
         "measured {desc}: {:.1} s after a {:.1} s ramp, engine {engine}{}\n\n",
         r.cost.sim_s,
-        r.workload.get("ramp_s").and_then(|v| v.as_f64()).unwrap_or(0.0),
+        r.measured.as_ref().map_or(0.0, |m| m.ramp_s),
         if r.partial { " (interrupted: partial)" } else { "" }
     );
     let w = r.drives.iter().map(|d| d.id.len()).max().unwrap_or(5).max(6);
@@ -353,14 +353,7 @@ fn table(r: &Report) -> String {
 
 fn describe(r: &Report) -> String {
     let w = &r.workload;
-    let g = |k: &str| w.get(k).map(|v| v.to_string().trim_matches('"').to_string());
-    format!(
-        "{} bs={} iodepth={} numjobs={}",
-        g("rw").unwrap_or_default(),
-        g("bs").unwrap_or_default(),
-        g("iodepth").unwrap_or_default(),
-        g("numjobs").unwrap_or_default()
-    )
+    format!("{} bs={} iodepth={} numjobs={}", w.rw, w.bs.get(), w.iodepth, w.numjobs)
 }
 
 fn sweep_table(s: &Sweep) -> String {

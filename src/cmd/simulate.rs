@@ -61,20 +61,13 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
             iopath_sim::replicate(&topo, &w, n, &opts).map_err(sim_error)?
         }
     };
-    if report.cost.ios == 0 && !report.partial {
-        eprintln!(
-            "warning: no I/O completed in the {:.3} s measured window; the numbers are zeros, not a \
-             prediction. Lengthen it with --runtime (an HDD's first I/O alone takes ~10 ms).",
-            report.cost.sim_s
-        );
-    }
     if let Some(out) = &a.out {
         let bytes = serde_json::to_vec_pretty(&report).map_err(|e| CliError::runtime(anyhow::Error::from(e)))?;
         super::output::write_file("--out", out, &bytes)?;
     }
     if a.json {
         print_json(&report)?;
-        if report.partial && !a.quiet {
+        if !a.quiet {
             // The table prints its warnings; JSON carries them, and a person should see them too.
             for w in &report.warnings {
                 eprintln!("warning: {w}");

@@ -228,8 +228,10 @@ fn report_point(label: &str, r: &Value, topo: &Topology, opts: &LoadOptions) -> 
         let _ = c;
         return Err(bad("copies cannot be fitted yet; fit plain reads or writes"));
     }
-    // Targets: measured reports list {id, path}; simulated ones carry the Targets enum.
-    match w.get("targets") {
+    // Targets: measured reports list {id, path} (in `measured`, or inside `workload` in
+    // reports written before that section existed); simulated ones carry the Targets enum.
+    let measured = r.get("measured").filter(|m| m.is_object());
+    match measured.and_then(|m| m.get("targets")).or_else(|| w.get("targets")) {
         Some(Value::Array(ts)) => {
             let mut drives = Vec::new();
             for (k, t) in ts.iter().enumerate() {
@@ -263,8 +265,9 @@ fn report_point(label: &str, r: &Value, topo: &Topology, opts: &LoadOptions) -> 
         }
         _ => {}
     }
-    let runtime_s = w
-        .get("runtime_s")
+    let runtime_s = measured
+        .and_then(|m| m.get("runtime_s"))
+        .or_else(|| w.get("runtime_s"))
         .and_then(Value::as_f64)
         .or_else(|| r.get("cost").and_then(|c| c.get("sim_s")).and_then(Value::as_f64))
         .filter(|s| *s > 0.0);

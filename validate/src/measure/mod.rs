@@ -1,0 +1,229 @@
+//! One measurement: a workload run as real direct I/O on its targets, all at once, and
+//! reported in the simulator's [`Report`] (`kind: measured`).
+//!
+//! By concern: [`plan`] selects targets (drives by `active`/`drives`, or the ends of
+//! `copy`), passes every written target through the [`safety`](crate::safety) gate, opens
+//! (and lays out) targets, checks alignment and builds one job per target and `numjobs`;
+//! [`run`] picks the engine and runs the jobs with a ramp and a measured window while a
+//! sampler takes per-second rates; [`summary`] turns the tallies into the report, compares
+//! `/proc/diskstats` with our own byte counts and writes warnings that say what to do.
+
+mod plan;
+mod run;
+mod summary;
+
+use crate::engine::{EngineError, Runner};
+use crate::safety::Refusal;
+use crate::target::TargetError;
+use iopath_model::report::{Report, Sweep, SweepPoint};
+use iopath_model::workload::{Targets, Workload};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+pub use plan::select_targets;
+pub use summary::coefficient_of_variation;
+
+/// A target the workload may run on: a drive id and its file or block device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetSpec {
+    pub id: String,
+    pub path: PathBuf,
+}
+
+/// Which engine to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EngineChoice {
+    /// io_uring, or threads when io_uring cannot be set up (said in the warnings).
+    #[default]
+    Auto,
+    IoUring,
+    Threads,
+}
+
+/// Everything a measurement needs, as plain values (no clap here).
+#[derive(Debug, Clone)]
+pub struct MeasureOptions {
+    /// Name for the report's `topology` field.
+    pub topology: String,
+    /// Every target the workload may name, in order (`active` takes the first N).
+    pub targets: Vec<TargetSpec>,
+    pub workload: Workload,
+    pub allow_write: bool,
+    pub destroy_data_on: Vec<PathBuf>,
+    /// Size of file targets this run creates [bytes].
+    pub size: u64,
+    pub engine: EngineChoice,
+    pub runtime: Duration,
+    pub ramp: Duration,
+    /// Set by Ctrl-C: stop now and report what was measured (`partial: true`).
+    pub stop: Arc<AtomicBool>,
+}
+
+/// What the sampler reports while a run goes on.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub elapsed: Duration,
+    pub total: Duration,
+    pub in_ramp: bool,
+    /// Total MB/s over the last sample.
+    pub mb_s: f64,
+    /// When sweeping, the point (1-based) and the number of points.
+    pub point: Option<(usize, usize)>,
+}
+
+/// Why a measurement could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl MeasureError {
+    /// 2 for refusals and bad input, 1 for failures while running, 130 for a Ctrl-C that
+    /// stopped the run before anything was measured (a layout).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            MeasureError::Refused(_) | MeasureError::Usage(_) => 2,
+            MeasureError::Target(TargetError::Interrupted { .. }) => 130,
+            MeasureError::Target(TargetError::Open { .. } | TargetError::Io { .. }) => 1,
+            MeasureError::Target(_) => 2,
+            MeasureError::Engine(_) => 1,
+        }
+    }
+}
+
+/// Runs one measurement.
+pub fn measure(o: &MeasureOptions, progress: &(dyn Fn(&Progress) + Sync)) -> Result<Report, MeasureError> {
+    measure_with(o, None, progress)
+}
+
+/// Runs one measurement with a given runner (tests pass a [`crate::engine::MockRunner`]).
+pub fn measure_with(
+    o: &MeasureOptions,
+    runner: Option<&dyn Runner>,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Report, MeasureError> {
+    measure_point(o, runner, progress, None)
+}
+
+fn measure_point(
+    o: &MeasureOptions,
+    runner: Option<&dyn Runner>,
+    progress: &(dyn Fn(&Progress) + Sync),
+    point: Option<(usize, usize)>,
+) -> Result<Report, MeasureError> {
+    let wall0 = Instant::now();
+    let mut warnings = Vec::new();
+    let plan = plan::plan(o, &mut warnings)?;
+    let runner = run::choose_runner(runner, o, &mut warnings)?;
+    let ran = run::run(o, &plan, runner, progress, point)?;
+    Ok(summary::summarise(o, plan, ran, runner.name(), warnings, wall0))
+}
+
+/// The ramp of the published tests: the first drive alone, then the first two at once, ...,
+/// up to `to` at once. Stops early (marked partial) on Ctrl-C; a failed point is recorded
+/// and the ramp goes on.
+pub fn measure_active_ramp(
+    o: &MeasureOptions,
+    from: usize,
+    to: usize,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Sweep, MeasureError> {
+    measure_active_ramp_with(o, None, from, to, progress)
+}
+
+pub fn measure_active_ramp_with(
+    o: &MeasureOptions,
+    runner: Option<&dyn Runner>,
+    from: usize,
+    to: usize,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Sweep, MeasureError> {
+    if from == 0 || from > to {
+        return Err(MeasureError::Usage(format!("--active {from}..{to}: expected a range like 1..4")));
+    }
+    if to > o.targets.len() {
+        return Err(MeasureError::Usage(format!("--active {from}..{to}: there are only {} targets", o.targets.len())));
+    }
+    let mut points = Vec::new();
+    let mut partial = false;
+    let n = to - from + 1;
+    for (k, active) in (from..=to).enumerate() {
+        if o.stop.load(Ordering::Relaxed) {
+            partial = true;
+            break;
+        }
+        let mut oo = o.clone();
+        oo.workload.targets = Targets::Active(active);
+        match measure_point(&oo, runner, progress, Some((k + 1, n))) {
+            Ok(r) => {
+                partial |= r.partial;
+                points.push(SweepPoint {
+                    param: "active".into(),
+                    value: active.into(),
+                    param2: None,
+                    value2: None,
+                    report: Some(r),
+                    error: None,
+                    bound_mb_s: None,
+                });
+            }
+            // Refusals and bad input are the same at every point, and a Ctrl-C during a
+            // layout ends the run: stop at once.
+            Err(e) if matches!(e.exit_code(), 2 | 130) => return Err(e),
+            Err(e) => points.push(SweepPoint {
+                param: "active".into(),
+                value: active.into(),
+                param2: None,
+                value2: None,
+                report: None,
+                error: Some(e.to_string()),
+                bound_mb_s: None,
+            }),
+        }
+    }
+    Ok(Sweep { schema_version: iopath_model::report::SCHEMA_VERSION, topology: o.topology.clone(), points, partial })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan::{Role, roles};
+    use super::*;
+    use iopath_model::WorkloadSpec;
+
+    #[test]
+    fn cv_of_steady_and_varying_samples() {
+        assert!(coefficient_of_variation(&[100.0, 100.0, 100.0]).unwrap() < 1e-9);
+        assert!(coefficient_of_variation(&[50.0, 150.0, 100.0]).unwrap() > 0.4);
+        assert_eq!(coefficient_of_variation(&[1.0, 2.0]), None);
+    }
+
+    fn pool() -> Vec<TargetSpec> {
+        ["a", "b", "c"]
+            .iter()
+            .map(|i| TargetSpec { id: i.to_string(), path: PathBuf::from(format!("/nonexistent/{i}")) })
+            .collect()
+    }
+
+    #[test]
+    fn selects_active_drives_and_copy_ends() {
+        let w = WorkloadSpec { active: Some(2), ..Default::default() }.resolve().unwrap();
+        let s = select_targets(&w, &pool()).unwrap();
+        assert_eq!(s.len(), 2);
+        let w = WorkloadSpec { copy: Some(vec!["c:a".into()]), ..Default::default() }.resolve().unwrap();
+        let s = select_targets(&w, &pool()).unwrap();
+        assert_eq!(s[0].id, "c");
+        assert_eq!(roles(&w, &s), vec![Role::CopySource, Role::CopyDest]);
+        let w = WorkloadSpec { drives: Some(vec!["zz".into()]), ..Default::default() }.resolve().unwrap();
+        let e = select_targets(&w, &pool()).unwrap_err();
+        assert!(e.to_string().contains("a, b, c"), "{e}");
+    }
+}
