@@ -221,7 +221,7 @@ impl Case {
             if !hdd {
                 continue;
             }
-            let g = iopath_sim::hdd::HddGeometry::from_node(&t.nodes[t.node(&id).expect("case drive")]);
+            let g = iopath_sim::hdd::HddGeometry::from_drive(t.drive_figures(t.node(&id).expect("case drive")));
             let drain = g.rate_at(0.0) * g.write_eff;
             let rate = r.drive(&id).expect("case drive").write_mb_s * 1e6;
             if rate > drain * 1.001 {
