@@ -18,6 +18,7 @@
 pub mod bound;
 pub mod catalog;
 pub mod link;
+mod load;
 pub mod paths;
 pub mod report;
 pub mod topology;

@@ -29,6 +29,8 @@ use crate::catalog::{
     did_you_mean, expectation, figure_names, figure_spec, suggest,
 };
 use crate::link::{Family, GenerationFigures, LinkSpec, parse_generation, parse_link};
+use crate::load::part_file::PartFileOut;
+use crate::load::workloads::check_workloads;
 use crate::units::parse_rate;
 use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
@@ -207,16 +209,16 @@ impl fmt::Display for ConfigError {
     }
 }
 
-struct Sink<'a> {
+pub(crate) struct Sink<'a> {
     file: &'a str,
     text: &'a str,
-    out: Vec<Diagnostic>,
+    pub(crate) out: Vec<Diagnostic>,
     /// Ids of `[[part]]` tables that were rejected: uses of them are not reported again.
     broken_parts: HashSet<String>,
 }
 
 impl Sink<'_> {
-    fn at(
+    pub(crate) fn at(
         &mut self,
         span: Option<Range<usize>>,
         key: impl Into<String>,
@@ -1127,11 +1129,6 @@ impl Topology {
     }
 }
 
-#[derive(Serialize)]
-struct PartFileOut {
-    part: Vec<crate::catalog::Part>,
-}
-
 /// Why an id was not accepted.
 enum IdProblem {
     /// Not letters, digits, '_' or '-'.
@@ -1180,13 +1177,13 @@ enum Walk {
 
 /// The span of a value written in the file; `None` for values made up by the loader or
 /// given on the command line (span 0..0).
-fn known<T>(v: &Spanned<T>) -> Option<Range<usize>> {
+pub(crate) fn known<T>(v: &Spanned<T>) -> Option<Range<usize>> {
     let s = v.span();
     (s.end > 0).then_some(s)
 }
 
 /// A TOML value as a message names it: `2.5`, `the string "zero"`, `a table`.
-fn found(v: &toml::Value) -> String {
+pub(crate) fn found(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => format!("the string {s:?}"),
         toml::Value::Integer(i) => i.to_string(),
@@ -1326,254 +1323,6 @@ fn load_parts(sink: &mut Sink, cat: &mut Catalog, parts: &[crate::catalog::Part]
         sink.at(span, key, format!("part {:?}: {message}", p.id), Some(help));
         sink.broken_parts.insert(p.id.to_ascii_lowercase());
     }
-}
-
-/// What a workload field must be, in words with an example, and what it means.
-fn workload_words(field: &str) -> (&'static str, &'static str) {
-    match field {
-        "rw" => (
-            "one of read, write, randread, randwrite, rw, randrw in quotes (e.g. rw = \"randread\")",
-            "rw is fio's access pattern",
-        ),
-        "bs" => (
-            "a block size in quotes, a multiple of 512 bytes up to 64m (e.g. bs = \"4k\" or bs = \"1m\")",
-            "bs is the size of each I/O; k = 1024 as in fio",
-        ),
-        "iodepth" => (
-            "a whole number of I/Os each job keeps in flight, from 1 to 65536 (e.g. iodepth = 32)",
-            "iodepth is fio's queue depth per job",
-        ),
-        "numjobs" => (
-            "a whole number of jobs per drive, from 1 to 4096 (e.g. numjobs = 4)",
-            "numjobs is how many fio jobs run on each drive",
-        ),
-        "rwmixread" => (
-            "a whole percentage of reads, from 0 to 100 (e.g. rwmixread = 70)",
-            "rwmixread is the share of reads for rw = \"rw\" or \"randrw\"",
-        ),
-        "region" => (
-            "a share of each drive in quotes, above 0% and up to 100% (e.g. region = \"10%\")",
-            "region limits I/O to the start of each drive",
-        ),
-        "runtime" => ("a duration in quotes (e.g. runtime = \"20s\")", "runtime is the measured time"),
-        "ramp" => ("a duration in quotes (e.g. ramp = \"2s\")", "ramp is the warm-up before measuring"),
-        "active" => (
-            "a whole number of drives, at least 1 (e.g. active = 4)",
-            "active runs the workload on the first N drives in file order",
-        ),
-        "drives" => (
-            "a list of drive ids in quotes (e.g. drives = [\"d0\", \"d1\"])",
-            "drives names the [[drive]] ids the workload runs on; give either active or drives",
-        ),
-        "copy" => (
-            "a list of \"SRC:DST\" pairs of drive ids (e.g. copy = [\"d0:d1\"])",
-            "copy reads SRC sequentially and writes the data to DST",
-        ),
-        "seed" => ("a whole number from 0 (e.g. seed = 7)", "seed makes random workloads repeatable"),
-        "size" => (
-            "a file size in quotes (e.g. size = \"1g\")",
-            "size is the file size for file targets in the hardware mode",
-        ),
-        _ => ("a value", "`iopath schema` lists the workload keys"),
-    }
-}
-
-impl RawWorkload {
-    /// The position of a field's value.
-    fn span(&self, field: &str) -> Option<Range<usize>> {
-        let v = match field {
-            "rw" => &self.rw,
-            "bs" => &self.bs,
-            "iodepth" => &self.iodepth,
-            "numjobs" => &self.numjobs,
-            "rwmixread" => &self.rwmixread,
-            "region" => &self.region,
-            "runtime" => &self.runtime,
-            "ramp" => &self.ramp,
-            "active" => &self.active,
-            "seed" => &self.seed,
-            "size" => &self.size,
-            "drives" => return self.drives.as_ref().and_then(known),
-            "copy" => return self.copy.as_ref().and_then(known),
-            _ => return None,
-        };
-        v.as_ref().and_then(known)
-    }
-}
-
-/// A drive id a workload names, or a diagnostic with the closest ids.
-fn check_drive_name(
-    sink: &mut Sink,
-    name: &str,
-    span: Option<Range<usize>>,
-    key: &str,
-    drive_ids: &[&str],
-    context: &str,
-) {
-    if drive_ids.contains(&name) {
-        return;
-    }
-    let s = suggest(name, drive_ids.iter().copied());
-    sink.at(
-        span,
-        key,
-        format!("{context}no drive has id {name:?}{}", did_you_mean(&s)),
-        Some(
-            "name the id of a [[drive]]; a [[drive]] with id = \"d\" and count = N has the ids d0 .. dN-1 (`iopath check` lists them)"
-                .into(),
-        ),
-    );
-}
-
-/// Turns the file's `[workload.NAME]` tables into [`WorkloadSpec`]s, reporting every
-/// problem at the value it is about: types, ranges (via [`WorkloadSpec::resolve`]), drive ids
-/// that do not exist and `active` larger than the number of drives. `drives_complete` is
-/// false when some [[drive]] was rejected; then drive names and counts are not checked.
-fn check_workloads(
-    sink: &mut Sink,
-    raw: &BTreeMap<String, RawWorkload>,
-    drive_ids: &[&str],
-    drives_complete: bool,
-) -> BTreeMap<String, WorkloadSpec> {
-    let mut out = BTreeMap::new();
-    for (name, w) in raw {
-        let first = sink.out.len();
-        let key = |f: &str| format!("workload.{name}.{f}");
-        let type_error = |sink: &mut Sink, v: &Spanned<toml::Value>, field: &str, k: String| {
-            let (what, help) = workload_words(field);
-            sink.at(
-                known(v),
-                k,
-                format!("expected {what}, found {}", found(v.get_ref())),
-                Some(format!("{help}; write {what}")),
-            );
-        };
-        let text = |sink: &mut Sink, v: &Option<Spanned<toml::Value>>, field: &str| {
-            let v = v.as_ref()?;
-            match v.get_ref() {
-                toml::Value::String(s) => Some(s.clone()),
-                _ => {
-                    type_error(sink, v, field, key(field));
-                    None
-                }
-            }
-        };
-        let whole = |sink: &mut Sink, v: &Option<Spanned<toml::Value>>, field: &str| {
-            let v = v.as_ref()?;
-            match v.get_ref() {
-                toml::Value::Integer(i) => Some(*i),
-                _ => {
-                    type_error(sink, v, field, key(field));
-                    None
-                }
-            }
-        };
-        // A whole number that must also fit the field's type (u32, usize, u64).
-        let fits = |sink: &mut Sink, v: &Option<Spanned<toml::Value>>, field: &str, ok: bool| {
-            if let Some(v) = v.as_ref().filter(|_| !ok) {
-                type_error(sink, v, field, key(field));
-            }
-        };
-        let mut spec = WorkloadSpec {
-            rw: text(sink, &w.rw, "rw"),
-            bs: text(sink, &w.bs, "bs"),
-            region: text(sink, &w.region, "region"),
-            runtime: text(sink, &w.runtime, "runtime"),
-            ramp: text(sink, &w.ramp, "ramp"),
-            size: text(sink, &w.size, "size"),
-            ..WorkloadSpec::default()
-        };
-        if let Some(i) = whole(sink, &w.iodepth, "iodepth") {
-            spec.iodepth = u32::try_from(i).ok();
-            fits(sink, &w.iodepth, "iodepth", spec.iodepth.is_some());
-        }
-        if let Some(i) = whole(sink, &w.numjobs, "numjobs") {
-            spec.numjobs = u32::try_from(i).ok();
-            fits(sink, &w.numjobs, "numjobs", spec.numjobs.is_some());
-        }
-        if let Some(i) = whole(sink, &w.rwmixread, "rwmixread") {
-            spec.rwmixread = u32::try_from(i).ok();
-            fits(sink, &w.rwmixread, "rwmixread", spec.rwmixread.is_some());
-        }
-        if let Some(i) = whole(sink, &w.seed, "seed") {
-            spec.seed = u64::try_from(i).ok();
-            fits(sink, &w.seed, "seed", spec.seed.is_some());
-        }
-        if let Some(i) = whole(sink, &w.active, "active") {
-            spec.active = usize::try_from(i).ok();
-            fits(sink, &w.active, "active", spec.active.is_some());
-            if let (Some(n), Some(v)) = (spec.active, &w.active)
-                && drives_complete
-                && n > drive_ids.len()
-            {
-                let have = drive_ids.len();
-                sink.at(
-                    known(v),
-                    key("active"),
-                    format!("active = {n}, but the topology has only {have} drive{}", if have == 1 { "" } else { "s" }),
-                    Some(format!("use active = {have} or less, or leave active out to run on every drive")),
-                );
-            }
-        }
-        if let Some(list) = &w.drives {
-            let mut names = Vec::new();
-            for (j, v) in list.get_ref().iter().enumerate() {
-                let k = format!("workload.{name}.drives[{j}]");
-                match v.get_ref() {
-                    toml::Value::String(s) => {
-                        if drives_complete {
-                            check_drive_name(sink, s, known(v), &k, drive_ids, "");
-                        }
-                        names.push(s.clone());
-                    }
-                    _ => type_error(sink, v, "drives", k),
-                }
-            }
-            spec.drives = Some(names);
-        }
-        if let Some(list) = &w.copy {
-            let mut pairs = Vec::new();
-            for (j, v) in list.get_ref().iter().enumerate() {
-                let k = format!("workload.{name}.copy[{j}]");
-                let toml::Value::String(s) = v.get_ref() else {
-                    type_error(sink, v, "copy", k);
-                    continue;
-                };
-                // Each pair on its own, so a problem points at its element.
-                let one = WorkloadSpec { copy: Some(vec![s.clone()]), ..WorkloadSpec::default() };
-                match one.resolve() {
-                    Ok(r) if drives_complete => {
-                        for c in &r.copies {
-                            let ctx = format!("copy {s:?}: ");
-                            check_drive_name(sink, &c.from, known(v), &k, drive_ids, &ctx);
-                            check_drive_name(sink, &c.to, known(v), &k, drive_ids, &ctx);
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(errs) => {
-                        let (what, help) = workload_words("copy");
-                        for e in errs {
-                            sink.at(known(v), k.clone(), e.message, Some(format!("{help}; write {what}")));
-                        }
-                    }
-                }
-                pairs.push(s.clone());
-            }
-            spec.copy = Some(pairs);
-        }
-        // Ranges and formats of the other fields.
-        let rest = WorkloadSpec { copy: None, ..spec.clone() };
-        if let Err(errs) = rest.resolve() {
-            for e in errs {
-                let (what, help) = workload_words(e.field);
-                sink.at(w.span(e.field), key(e.field), e.message, Some(format!("{help}; write {what}")));
-            }
-        }
-        // In file order within the table.
-        sink.out[first..].sort_by_key(|d| (d.line == 0, d.line, d.column));
-        out.insert(name.clone(), spec);
-    }
-    out
 }
 
 /// The link a user wrote for an attachment, checked against what the two ends allow.
