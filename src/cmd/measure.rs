@@ -158,7 +158,10 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
     let ramp = Duration::from_nanos(workload.ramp.map(|d| d.nanos()).unwrap_or(1_000_000_000));
 
     // Every selected drive needs a dev.
-    let selected = select_targets(&workload, &pool).map_err(measure_err)?;
+    let selected = select_targets(&workload, &pool).map_err(|e| match &e {
+        MeasureError::Bind(b) => super::bind_error(&spec, b),
+        _ => measure_err(e),
+    })?;
     if let Some(t) = selected.iter().find(|t| t.path.as_os_str().is_empty()) {
         return Err(usage(format!(
             "drive {:?} has no dev; add dev = \"/dev/sdX\" (or a file path) to its [[drive]] table, or pick other drives with --drives",

@@ -272,19 +272,27 @@ pub fn whole_number(name: &str, v: &Option<String>) -> CliResult<Option<u32>> {
     }
 }
 
-/// Checks that the drives a workload names exist, before anything runs; a problem is
-/// reported against the option that named them (`--copy D:X: no drive has id "X"`).
+/// Checks that the drives a workload names exist, before anything runs, with the same
+/// [`bind`](iopath_model::bind) as `check` and `measure`; a problem is reported against the
+/// option that named them (`--copy D:X: no drive has id "X"`).
 pub fn check_targets(topo: &Topology, spec: &WorkloadSpec, w: &iopath_model::Workload) -> CliResult<()> {
-    let Err(e) = iopath_sim::target_drives(topo, w) else {
-        return Ok(());
+    let ids: Vec<&str> = topo.drives.iter().map(|&d| topo.nodes[d].id.as_str()).collect();
+    match iopath_model::bind::bind_workload(&ids, w) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(bind_error(spec, &e)),
+    }
+}
+
+/// A binding problem as a usage error, prefixed with the option it came from.
+pub fn bind_error(spec: &WorkloadSpec, e: &iopath_model::bind::BindError) -> CliError {
+    use iopath_model::bind::BindField;
+    let option = match (e.field(), e.index()) {
+        (BindField::Copy, Some(i)) => spec.copy.as_ref().and_then(|c| c.get(i)).map(|c| format!("--copy {c}")),
+        (BindField::Copy, None) => spec.copy.as_ref().map(|c| format!("--copy {}", c.join(" --copy "))),
+        (BindField::Drives, _) => spec.drives.as_ref().map(|d| format!("--drives {}", d.join(","))),
+        (BindField::Active, _) => spec.active.map(|n| format!("--active {n}")),
     };
-    let option = match (&spec.copy, &spec.drives, spec.active) {
-        (Some(c), _, _) if !w.copies.is_empty() => format!("--copy {}", c.join(" --copy ")),
-        (_, Some(d), _) => format!("--drives {}", d.join(",")),
-        (_, _, Some(n)) => format!("--active {n}"),
-        _ => "the workload".to_string(),
-    };
-    Err(CliError::usage(anyhow::anyhow!("{option}: {e}")))
+    CliError::usage(anyhow::anyhow!("{}: {e}", option.unwrap_or_else(|| "the workload".to_string())))
 }
 
 /// Resolves a workload spec, mapping every problem to one usage error.

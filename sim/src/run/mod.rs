@@ -53,8 +53,9 @@ pub enum SimError {
     UnknownDrive { id: String, hint: String },
     #[error("--active {asked}: the topology has only {have} drives")]
     TooManyActive { asked: usize, have: usize },
-    #[error("drive {0:?} is both read and written by copies; copy between distinct drives")]
-    CopyConflict(String),
+    /// A copy chain or a destination with two sources.
+    #[error(transparent)]
+    Bind(iopath_model::bind::BindError),
     #[error(
         "--replications {asked}: expected 1 to {max} seeds (the spread of a mean shrinks as \
          1/sqrt(n), so {max} seeds already put it at 3% of one seed's)"
