@@ -53,7 +53,8 @@ pub struct AlignedBuf {
     layout: Layout,
 }
 
-// The buffer is plain memory owned by this value.
+// SAFETY: the pointer is to memory this value alone owns (allocated in `new`, freed in
+// drop, never shared), so moving it to another thread moves that ownership.
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
