@@ -2,7 +2,7 @@
 //! `[workload.*]` table (`check`), the flags of `simulate`, and `measure` on files (no root
 //! needed) accept the same copies and refuse the same ones with the same message.
 
-use iopath_validate::rig;
+use iopath_test_support as rig;
 use std::path::Path;
 use std::process::{Command, Output};
 

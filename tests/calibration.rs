@@ -10,8 +10,8 @@
 //! - bad input: a bad `--free` exits 2 with a clear message.
 
 use iopath_model::{Catalog, Topology, WorkloadSpec};
+use iopath_test_support::{self as rig, Rig};
 use iopath_validate::calibrate::{self, LoadOptions};
-use iopath_validate::rig::{self, Rig};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

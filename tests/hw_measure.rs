@@ -8,7 +8,7 @@
 //!   ramp saturates at the outer cap while one drive alone reaches its own cap.
 
 use iopath_model::report::{Report, Sweep};
-use iopath_validate::rig::{self, Rig};
+use iopath_test_support::{self as rig, Rig};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

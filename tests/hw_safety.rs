@@ -3,7 +3,7 @@
 //! message saying why, what is on the device and how to proceed, and not one byte of the
 //! device changed (hashed before and after).
 
-use iopath_validate::rig::{self, Rig};
+use iopath_test_support::{self as rig, Rig};
 use std::hash::Hasher;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};

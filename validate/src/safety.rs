@@ -970,7 +970,7 @@ mod tests {
         match crate::blkid::probe_fd(std::os::fd::AsRawFd::as_raw_fd(&f)) {
             Ok(v) => assert!(v.is_empty(), "{v:?}"),
             Err(e) => {
-                crate::rig::skip(&format!("libblkid does not work here: {e}"));
+                iopath_test_support::skip(&format!("libblkid does not work here: {e}"));
             }
         }
         // Both layers together: nothing on a blank image.

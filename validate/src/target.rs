@@ -440,7 +440,7 @@ mod tests {
 
     #[test]
     fn created_file_targets_are_fully_written() {
-        let d = tempfile::tempdir_in(crate::rig::scratch_dir()).unwrap();
+        let d = tempfile::tempdir_in(iopath_test_support::scratch_dir()).unwrap();
         let p = d.path().join("t.img");
         if memory_fs(d.path()).is_some() {
             eprintln!("skipped: the target dir is on tmpfs");
