@@ -193,7 +193,9 @@ mod files {
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&o.stderr).contains("only 1 targets"));
+        // The same binding, and message, as simulate's (model::bind).
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--active 3: 3 drives asked for, but the topology has only 1 drive"), "{err}");
     }
 }
 
