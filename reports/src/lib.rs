@@ -55,6 +55,7 @@ pub mod export;
 pub mod html;
 pub mod plot;
 pub mod tables;
+pub mod tree;
 
 mod font;
 

@@ -1,7 +1,6 @@
 //! `iopath report TOPOLOGY --out DIR`: one self-contained HTML page a person planning a
 //! build would print: the tree, the bound, the standard sweeps, per-link utilization at
 //! full load.
-use super::check::{bound_table, tree};
 use super::sweep::load_measured;
 use super::{CliError, CliResult, interrupt_flag, load_topology, show_progress, wall_clock};
 use iopath_model::paths::ResourceGraph;
@@ -9,6 +8,7 @@ use iopath_model::{Catalog, WorkloadSpec};
 use iopath_reports::export::PAGE_SET;
 use iopath_reports::html::{BoundRow, HtmlReport, HtmlSection, TreeRow, html_report};
 use iopath_reports::plot::{MeasuredSeries, PlotOptions, sweep_svg_string};
+use iopath_reports::tree::{bound_table, tree};
 use iopath_sim::{Axis, SimOptions};
 use std::path::PathBuf;
 
