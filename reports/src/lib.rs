@@ -53,6 +53,7 @@
 pub mod error;
 pub mod export;
 pub mod html;
+pub mod page;
 pub mod plot;
 pub mod tables;
 pub mod tree;

@@ -310,8 +310,7 @@ enum Outcome {
 }
 
 fn measure_err(e: MeasureError) -> CliError {
-    let code = e.exit_code();
-    CliError { code, err: anyhow!(e) }
+    CliError::from_lib(None, e)
 }
 
 fn table(r: &Report) -> String {
