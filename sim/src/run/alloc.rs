@@ -1,0 +1,210 @@
+//! Fluid allocation: components of classes that share resources, max-min rates,
+//! utilization integrated over the measured window.
+
+use super::*;
+
+impl Sim {
+    /// A class starts moving data. If it touches no full shared resource and what stops it
+    /// is a resource no other moving class uses (its own media or link, typically), the
+    /// max-min allocation of everyone else is unchanged: give it the leftover and stop there.
+    /// Otherwise the component needs a full reallocation (returns false).
+    pub(super) fn try_join(&mut self, c: usize, k: usize, now: u64) -> bool {
+        if self.comps[k].dirty || self.classes[c].costs.is_empty() {
+            return false;
+        }
+        let mut rate = f64::INFINITY;
+        for cost in &self.classes[c].costs {
+            if cost.s_per_byte > 0.0 {
+                rate = rate.min((1.0 - self.load[cost.resource]).max(0.0) / cost.s_per_byte);
+            }
+        }
+        if !(rate.is_finite() && rate > 0.0) {
+            return false;
+        }
+        // Every resource this rate fills must be the class's alone.
+        for cost in &self.classes[c].costs {
+            let headroom = (1.0 - self.load[cost.resource]).max(0.0) / cost.s_per_byte;
+            if cost.s_per_byte > 0.0 && headroom <= rate * (1.0 + 1e-9) && self.res_active[cost.resource] > 1 {
+                return false;
+            }
+        }
+        self.integrate(k, now);
+        for cost in &self.classes[c].costs {
+            self.load[cost.resource] += rate * cost.s_per_byte;
+            if !self.is_loaded[cost.resource] {
+                self.is_loaded[cost.resource] = true;
+                self.comps[k].loaded.push(cost.resource);
+            }
+        }
+        let cl = &mut self.classes[c];
+        cl.rate = rate;
+        cl.version += 1;
+        let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
+        self.sched.set_timer(c, now.saturating_add(ceil_ns(rem / rate * 1e9).max(1)));
+        true
+    }
+
+    /// A class stops moving data. If no resource it used is both full and used by another
+    /// moving class, nobody else was held back by it: release its load and stop there.
+    pub(super) fn try_leave(&mut self, c: usize, k: usize, old_rate: f64, now: u64) -> bool {
+        if self.comps[k].dirty || !old_rate.is_finite() {
+            return false;
+        }
+        for cost in &self.classes[c].costs {
+            if self.res_active[cost.resource] > 0 && self.load[cost.resource] >= 1.0 - 1e-9 {
+                return false;
+            }
+        }
+        self.integrate(k, now);
+        for cost in &self.classes[c].costs {
+            self.load[cost.resource] = (self.load[cost.resource] - old_rate * cost.s_per_byte).max(0.0);
+        }
+        true
+    }
+
+    pub(super) fn mark_dirty(&mut self, k: usize) {
+        if !self.comps[k].dirty {
+            self.comps[k].dirty = true;
+            self.dirty.push(k as u32);
+        }
+    }
+
+    /// For each component whose moving classes changed: brings its active classes' head
+    /// transfers up to now, recomputes their max-min rates, and reschedules the head
+    /// completions whose rate changed.
+    pub(super) fn reallocate(&mut self) {
+        let now = self.sched.now().nanos();
+        let dirty = std::mem::take(&mut self.dirty);
+        for &k in &dirty {
+            self.reallocate_component(k as usize, now);
+        }
+        self.dirty = dirty;
+        self.dirty.clear();
+    }
+
+    pub(super) fn reallocate_component(&mut self, k: usize, now: u64) {
+        self.comps[k].dirty = false;
+        self.integrate(k, now);
+        let (ws, we) = (self.win_start, self.win_end);
+        let comp = &mut self.comps[k];
+        for &c in &comp.active {
+            let cl = &mut self.classes[c as usize];
+            account(cl, now, ws, we);
+            let dt = (now - cl.last) as f64 * 1e-9;
+            if let Some(h) = cl.fifo.front_mut() {
+                h.1 = (h.1 - cl.rate * dt).max(0.0);
+            }
+            cl.last = now;
+        }
+        let flows: Vec<&[Cost]> = comp.active.iter().map(|&c| self.classes[c as usize].costs.as_slice()).collect();
+        comp.maxmin.solve(&flows, &[]);
+        drop(flows);
+        // Resource loads: only those the previous or this allocation touched can be non-zero.
+        for &r in &comp.loaded {
+            self.load[r] = 0.0;
+            self.is_loaded[r] = false;
+        }
+        comp.loaded.clear();
+        for (i, &r) in comp.maxmin.res.iter().enumerate() {
+            self.load[r] = comp.maxmin.used[i];
+            self.is_loaded[r] = true;
+            comp.loaded.push(r);
+        }
+        for (i, &c) in comp.active.iter().enumerate() {
+            let cl = &mut self.classes[c as usize];
+            // A class that crosses no modelled resource moves its data at once.
+            let rate = if cl.costs.is_empty() { f64::INFINITY } else { comp.maxmin.rates()[i] };
+            if rate == cl.rate && cl.version > 0 {
+                continue; // its head's completion is already scheduled at this rate
+            }
+            cl.rate = rate;
+            cl.version += 1;
+            let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
+            let dt = if cl.rate.is_infinite() {
+                0
+            } else if cl.rate > 0.0 {
+                ceil_ns(rem / cl.rate * 1e9)
+            } else {
+                u64::MAX / 4
+            };
+            self.sched.set_timer(c as usize, now.saturating_add(dt.max(1)));
+        }
+    }
+
+    /// Adds a component's resources' busy time since its last allocation, clipped to the
+    /// measured window.
+    pub(super) fn integrate(&mut self, k: usize, now: u64) {
+        let comp = &mut self.comps[k];
+        let a = comp.last.max(self.win_start);
+        let b = now.min(self.win_end);
+        if b > a {
+            let dt = (b - a) as f64;
+            for &r in &comp.loaded {
+                self.util_ns[r] += self.load[r].min(1.0) * dt;
+            }
+        }
+        comp.last = now;
+    }
+}
+
+/// A group of classes linked by shared resources.
+#[derive(Default)]
+pub(super) struct Comp {
+    /// Classes moving data.
+    pub(super) active: Vec<u32>,
+    /// Resources this component's last allocation loaded.
+    pub(super) loaded: Vec<usize>,
+    /// Time up to which `loaded` is integrated into utilization.
+    pub(super) last: u64,
+    pub(super) dirty: bool,
+    pub(super) maxmin: MaxMin,
+}
+
+/// Groups classes that share any resource (union-find over resources).
+pub(super) fn components(classes: &[Class], n_res: usize) -> (Vec<u32>, usize) {
+    let n = classes.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    pub(super) fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    let mut first = vec![usize::MAX; n_res];
+    for (c, cl) in classes.iter().enumerate() {
+        for cost in &cl.costs {
+            match first[cost.resource] {
+                usize::MAX => first[cost.resource] = c,
+                o => {
+                    let (a, b) = (find(&mut parent, c), find(&mut parent, o));
+                    if a != b {
+                        parent[a.max(b)] = a.min(b);
+                    }
+                }
+            }
+        }
+    }
+    let mut id = vec![u32::MAX; n];
+    let mut comp_of = vec![0u32; n];
+    let mut count = 0;
+    for (c, slot) in comp_of.iter_mut().enumerate() {
+        let r = find(&mut parent, c);
+        if id[r] == u32::MAX {
+            id[r] = count;
+            count += 1;
+        }
+        *slot = id[r];
+    }
+    (comp_of, count as usize)
+}
+
+/// Adds what a class moved since it was last accounted, clipped to the measured window.
+pub(super) fn account(cl: &mut Class, now: u64, win_start: u64, win_end: u64) {
+    let a = cl.acc_t.max(win_start);
+    let b = now.min(win_end);
+    if b > a && !cl.fifo.is_empty() && cl.rate.is_finite() {
+        cl.window_bytes += cl.rate * (b - a) as f64 * 1e-9;
+    }
+    cl.acc_t = now;
+}

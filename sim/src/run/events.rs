@@ -1,0 +1,291 @@
+//! The event handlers: the life of an I/O from issue to completion.
+
+use super::*;
+
+impl Sim {
+    pub(super) fn issue(&mut self, j: u32) {
+        let now = self.sched.now().nanos();
+        let job = &mut self.jobs[j as usize];
+        if job.stopped || job.until.is_some_and(|u| now >= u) || job.budget.is_some_and(|b| job.issued >= b) {
+            job.stopped = true;
+            return;
+        }
+        let bs = job.bs;
+        let read = job.read_share >= 1.0 || (job.read_share > 0.0 && job.rng.random::<f64>() < job.read_share);
+        let offset = if job.random {
+            let blocks = (job.region / bs).floor().max(1.0) as u64;
+            job.rng.random_range(0..blocks) as f64 * bs
+        } else {
+            if job.next_off + bs > job.region {
+                job.next_off = 0.0;
+            }
+            let o = job.next_off;
+            job.next_off += bs;
+            o
+        };
+        job.issued += bs;
+        job.outstanding += 1;
+        let drive = job.drive;
+        let copy_to = job.copy_to;
+        let io = self.alloc_io(Io {
+            job: j,
+            drive,
+            stage: if read { Stage::Read } else { Stage::Write },
+            offset,
+            len: bs,
+            start: now,
+            pm: None,
+            copy_to,
+        });
+        self.begin_command(io);
+    }
+
+    /// A command leaves the host for its drive (first for a copy's read, again for its write).
+    pub(super) fn begin_command(&mut self, io: u32) {
+        let now = self.sched.now().nanos();
+        self.ios[io as usize].start = now;
+        let d = self.ios[io as usize].drive as usize;
+        let dr = &self.drives[d];
+        if dr.pm.is_some_and(|pm| self.pms[pm as usize].cbs) {
+            self.sched.push(dr.lanes.host, Ev::AtPort { io });
+        } else {
+            // Nothing to wait for at the controller: one event to the drive.
+            self.sched.push(dr.lanes.host_fabric, Ev::Submitted { io });
+        }
+    }
+
+    /// The command reaches the controller; under command-based switching it first waits for
+    /// its port multiplier's upstream link.
+    pub(super) fn at_port(&mut self, io: u32) {
+        let d = self.ios[io as usize].drive as usize;
+        if let Some(pm) = self.drives[d].pm {
+            let p = &mut self.pms[pm as usize];
+            if p.cbs {
+                if p.holder.is_some() {
+                    p.waiting.push_back(io);
+                    return;
+                }
+                self.grant_pm(pm, io);
+                return;
+            }
+        }
+        let lane = self.drives[d].lanes.fabric;
+        self.sched.push(lane, Ev::Submitted { io });
+    }
+
+    pub(super) fn grant_pm(&mut self, pm: u32, io: u32) {
+        let d = self.ios[io as usize].drive;
+        let p = &mut self.pms[pm as usize];
+        let handover = p.last_holder.is_some_and(|h| h != d);
+        p.holder = Some(d);
+        p.last_holder = Some(d);
+        self.ios[io as usize].pm = Some(pm);
+        let lanes = &self.drives[d as usize].lanes;
+        // The handover is this drive's port multiplier's (pm holds its drives only).
+        let lane = if handover { lanes.fabric_handover } else { lanes.fabric };
+        self.sched.push(lane, Ev::Submitted { io });
+    }
+
+    pub(super) fn at_drive(&mut self, io: u32) {
+        let now = self.sched.now().nanos();
+        let (d, stage, offset, len) = {
+            let x = &self.ios[io as usize];
+            (x.drive as usize, x.stage, x.offset, x.len)
+        };
+        let dr = &mut self.drives[d];
+        if let Some(h) = dr.hdd.as_mut() {
+            match stage {
+                Stage::Read if h.ra.hits(&h.geo, offset, now as f64) => {
+                    let ready = h.ra.request(&h.geo, offset, len, now as f64);
+                    // The media reads this instead of writing back cached data.
+                    h.wb.pause(now as f64, len / h.geo.rate_at(offset) * 1e9);
+                    h.busy_ns += len / h.geo.rate_at(offset) * 1e9;
+                    self.sched.at(ceil_ns(ready), Ev::DataReady { io });
+                }
+                Stage::Read => {
+                    h.queue.push((io, true));
+                    self.hdd_dispatch(d);
+                }
+                Stage::Write => self.start_transfer(io),
+            }
+            return;
+        }
+        match stage {
+            Stage::Read => self.acquire_unit(d, io),
+            Stage::Write => self.start_transfer(io),
+        }
+    }
+
+    pub(super) fn acquire_unit(&mut self, d: usize, io: u32) {
+        let dr = &mut self.drives[d];
+        if dr.units_free == 0 {
+            dr.unit_wait.push_back(io);
+            return;
+        }
+        dr.units_free -= 1;
+        let lane = if self.ios[io as usize].stage == Stage::Read { dr.lanes.read } else { dr.lanes.write };
+        self.sched.push(lane, Ev::UnitDone { io });
+    }
+
+    pub(super) fn unit_done(&mut self, io: u32) {
+        let d = self.ios[io as usize].drive as usize;
+        self.drives[d].units_free += 1;
+        if let Some(next) = self.drives[d].unit_wait.pop_front() {
+            self.acquire_unit(d, next);
+        }
+        match self.ios[io as usize].stage {
+            Stage::Read => self.start_transfer(io),
+            Stage::Write => self.finish_at_drive(io),
+        }
+    }
+
+    pub(super) fn start_transfer(&mut self, io: u32) {
+        let x = &self.ios[io as usize];
+        let d = x.drive as usize;
+        let c = self.drives[d].class[if x.stage == Stage::Read { 0 } else { 1 }] as usize;
+        let len = x.len;
+        let was_idle = self.classes[c].fifo.is_empty();
+        self.classes[c].fifo.push_back((io, len));
+        if was_idle {
+            let k = self.comp_of[c] as usize;
+            self.active_pos[c] = self.comps[k].active.len() as u32;
+            self.comps[k].active.push(c as u32);
+            let now = self.sched.now().nanos();
+            self.classes[c].acc_t = now;
+            self.classes[c].last = now;
+            for cost in &self.classes[c].costs {
+                self.res_active[cost.resource] += 1;
+            }
+            if !self.try_join(c, k, now) {
+                self.mark_dirty(k);
+            }
+        }
+    }
+
+    pub(super) fn xfer_done(&mut self, c: u32) {
+        let now = self.sched.now().nanos();
+        if self.classes[c as usize].fifo.is_empty() {
+            return;
+        }
+        let (ws, we) = (self.win_start, self.win_end);
+        let cl = &mut self.classes[c as usize];
+        // Account for what moved up to now while the class still counts as moving.
+        account(cl, now, ws, we);
+        let (io, _) = cl.fifo.pop_front().expect("non-empty");
+        cl.last = now;
+        if let Some(&(_, rem)) = cl.fifo.front() {
+            cl.version += 1;
+            let dt = if cl.rate.is_infinite() {
+                0
+            } else if cl.rate > 0.0 {
+                ceil_ns(rem / cl.rate * 1e9)
+            } else {
+                u64::MAX / 4
+            };
+            self.sched.set_timer(c as usize, now + dt.max(1));
+        } else {
+            // The class stops moving data: the others take its share.
+            let old_rate = cl.rate;
+            cl.rate = 0.0;
+            cl.version += 1;
+            let k = self.comp_of[c as usize] as usize;
+            let pos = self.active_pos[c as usize] as usize;
+            self.comps[k].active.swap_remove(pos);
+            if let Some(&moved) = self.comps[k].active.get(pos) {
+                self.active_pos[moved as usize] = pos as u32;
+            }
+            self.active_pos[c as usize] = u32::MAX;
+            for cost in &self.classes[c as usize].costs {
+                self.res_active[cost.resource] -= 1;
+            }
+            if !self.try_leave(c as usize, k, old_rate, now) {
+                self.mark_dirty(k);
+            }
+        }
+        let x = &self.ios[io as usize];
+        match x.stage {
+            Stage::Read => self.finish_at_drive(io),
+            Stage::Write => {
+                let d = x.drive as usize;
+                let (offset, len) = (x.offset, x.len);
+                if let Some(h) = self.drives[d].hdd.as_mut() {
+                    if h.wb.hits(&h.geo, offset) {
+                        let ack = h.wb.accept(&h.geo, offset, len, now as f64);
+                        h.busy_ns += len / (h.geo.rate_at(offset) * h.geo.write_eff) * 1e9;
+                        self.sched.at(ceil_ns(ack) + self.drives[d].fabric_half_ns, Ev::DriveDone { io });
+                    } else {
+                        h.queue.push((io, false));
+                        self.hdd_dispatch(d);
+                    }
+                } else {
+                    self.acquire_unit(d, io);
+                }
+            }
+        }
+    }
+
+    /// The drive is done with the command; the completion travels back to the controller.
+    pub(super) fn finish_at_drive(&mut self, io: u32) {
+        let d = self.ios[io as usize].drive as usize;
+        let dr = &self.drives[d];
+        if self.ios[io as usize].pm.is_some() {
+            self.sched.push(dr.lanes.fabric, Ev::DriveDone { io });
+        } else {
+            // No port multiplier token to hand back: one event to the host.
+            self.sched.push(dr.lanes.host_fabric, Ev::Completed { io });
+        }
+    }
+
+    /// The completion reaches the controller: a CBS port multiplier's upstream is free again,
+    /// and the host's completion path follows.
+    pub(super) fn drive_done(&mut self, io: u32) {
+        if let Some(pm) = self.ios[io as usize].pm.take() {
+            let p = &mut self.pms[pm as usize];
+            p.holder = None;
+            if let Some(next) = p.waiting.pop_front() {
+                self.grant_pm(pm, next);
+            }
+        }
+        let d = self.ios[io as usize].drive as usize;
+        self.sched.push(self.drives[d].lanes.host, Ev::Completed { io });
+    }
+
+    pub(super) fn completed(&mut self, io: u32) {
+        let now = self.sched.now().nanos();
+        let (job, d, stage, len, start, pm, copy_to) = {
+            let x = &self.ios[io as usize];
+            (x.job, x.drive as usize, x.stage, x.len, x.start, x.pm, x.copy_to)
+        };
+        debug_assert!(pm.is_none(), "the CBS token is released at the controller");
+        if now >= self.win_start && now <= self.win_end {
+            let st = &mut self.drives[d].st;
+            match stage {
+                Stage::Read => st.read_bytes += len,
+                Stage::Write => st.write_bytes += len,
+            }
+            st.ios += 1;
+            let lat = now - start;
+            st.lat_sum_ns += lat as f64;
+            st.hist.saturating_record((lat / LAT_UNIT_NS).max(1));
+            st.first.get_or_insert(now);
+            st.last = now;
+            st.used = true;
+            self.completed += 1;
+        }
+        if stage == Stage::Read
+            && let Some(dst) = copy_to
+        {
+            // The read half of a copy is in the host's buffer: write it to the destination.
+            let x = &mut self.ios[io as usize];
+            x.stage = Stage::Write;
+            x.drive = dst;
+            x.copy_to = None;
+            self.begin_command(io);
+            return;
+        }
+        self.free_ios.push(io);
+        let j = &mut self.jobs[job as usize];
+        j.outstanding -= 1;
+        self.issue(job);
+    }
+}

@@ -1,0 +1,383 @@
+//! One simulated run: jobs keep `iodepth` I/Os outstanding on their drives, as fio does,
+//! and every I/O walks its path.
+//!
+//! The life of an I/O:
+//!
+//! ```text
+//! issue -> [port multiplier token, CBS only] -> path latency/2 -> drive
+//!   SSD read : media unit (access latency) -> data transfer (fluid) -> path latency/2 -> done
+//!   SSD write: data transfer (fluid) -> media unit (write latency) -> path latency/2 -> done
+//!   HDD read : read-ahead hit, or actuator (seek + rotation + media) -> transfer -> done
+//!   HDD write: transfer -> write-back cache (sequential) or actuator -> done
+//! ```
+//!
+//! Data transfers are fluid flows. Each drive and direction is a *class* whose transfers are
+//! served first-in first-out at the class's rate; rates are the weighted max-min fair share
+//! of every resource on the class's path (the costs of [`iopath_model::paths`]), recomputed
+//! whenever a class starts or stops moving data. Between those moments nothing needs
+//! simulating but the completion of each class's head transfer.
+//!
+//! Guarantees: integer-nanosecond time, FIFO order for simultaneous events, one seeded
+//! generator per job; no I/O, no wall clock (the caller may pass one for the cost report).
+
+mod alloc;
+mod events;
+mod hdd_queue;
+mod report;
+mod setup;
+mod targets;
+
+use crate::engine::{Lane, Next, Scheduler};
+use crate::hdd::{HddGeometry, ReadAhead, WriteBack};
+use hdrhistogram::Histogram;
+use iopath_model::bound::MaxMin;
+use iopath_model::catalog::Kind;
+use iopath_model::paths::{Cost, Dir, ResourceGraph, Side, pm_uses_fbs};
+use iopath_model::report::{Bottleneck, Cost as RunCost, DriveResult, Latency, LinkUtil, Report, ReportKind, Total};
+use iopath_model::topology::{NodeIx, Topology};
+use iopath_model::units::SimDuration;
+use iopath_model::workload::Workload;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use alloc::{Comp, account, components};
+use report::{LAT_UNIT_NS, new_histogram};
+pub use targets::target_drives;
+
+/// Why a workload cannot run on a topology (a usage error).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    #[error("no drive has id {id:?}{hint}")]
+    UnknownDrive { id: String, hint: String },
+    #[error("{asked} active drives asked for, but the topology has only {have} drives")]
+    TooManyActive { asked: usize, have: usize },
+    #[error("drive {0:?} is both read and written by copies; copy between distinct drives")]
+    CopyConflict(String),
+    #[error(
+        "{asked} replications: expected 1 to {max} seeds (the spread of a mean shrinks as \
+         1/sqrt(n), so {max} seeds already put it at 3% of one seed's)"
+    )]
+    Replications { asked: u32, max: u32 },
+    #[error(
+        "{jobs} jobs (drives x numjobs) x iodepth {iodepth} = {} I/Os outstanding; at most {max} \
+         (each is memory before the run starts): lower the iodepth, the jobs per drive or the drives used",
+        jobs * u64::from(*iodepth)
+    )]
+    TooManyIos { jobs: u64, iodepth: u32, max: u64 },
+}
+
+/// Options of a run that are not part of the workload.
+#[derive(Default)]
+pub struct SimOptions<'a> {
+    /// Stop early when set (Ctrl-C); the report is marked partial.
+    pub cancel: Option<&'a AtomicBool>,
+    /// A wall clock [s] for the cost report; the simulator itself never reads one.
+    pub wall_clock: Option<&'a (dyn Fn() -> f64 + Sync)>,
+}
+
+/// The cancel flag is read every `CANCEL_CHECK_MASK + 1` events: a relaxed load costs
+/// about a nanosecond, and even a 10,240-drive run (tens of thousands of events per wall
+/// second in a debug build) honours Ctrl-C well within a second.
+const CANCEL_CHECK_MASK: u64 = 0x3FF;
+
+/// The most I/Os a run may keep outstanding (jobs x iodepth), checked before anything is
+/// allocated: each costs ~100 bytes of I/O slot and queued event, so 2^20 stay near 100 MB
+/// (10,240 drives at iodepth 64 fit; 4,096 jobs per drive at iodepth 65,536 would not).
+pub const MAX_OUTSTANDING_IOS: u64 = 1 << 20;
+
+/// Default measured time of a time-based run on SSDs only, and with HDDs.
+const DEFAULT_SSD_RUNTIME_S: f64 = 2.0;
+const DEFAULT_HDD_RUNTIME_S: f64 = 20.0;
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    Issue { job: u32 },
+    AtPort { io: u32 },
+    Submitted { io: u32 },
+    DriveDone { io: u32 },
+    UnitDone { io: u32 },
+    HddDone { drive: u32 },
+    DataReady { io: u32 },
+    Completed { io: u32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stage {
+    Read,
+    Write,
+}
+
+struct Io {
+    job: u32,
+    drive: u32,
+    stage: Stage,
+    offset: f64,
+    len: f64,
+    start: u64,
+    /// Holding the CBS token of this port multiplier slot.
+    pm: Option<u32>,
+    /// The I/O is the read half of a copy; its write half follows.
+    copy_to: Option<u32>,
+}
+
+struct Job {
+    drive: u32,
+    copy_to: Option<u32>,
+    read_share: f64,
+    random: bool,
+    next_off: f64,
+    region: f64,
+    bs: f64,
+    rng: ChaCha8Rng,
+    /// Coverage mode: stop after this many bytes.
+    budget: Option<f64>,
+    issued: f64,
+    /// Time limit for this job [ns] in coverage runs (SSDs in a sequential run).
+    until: Option<u64>,
+    stopped: bool,
+    outstanding: u32,
+}
+
+struct Class {
+    costs: Vec<Cost>,
+    /// Payload moved inside the measured window [bytes], accounted up to `acc_t`.
+    window_bytes: f64,
+    acc_t: u64,
+    fifo: VecDeque<(u32, f64)>,
+    rate: f64,
+    last: u64,
+    version: u32,
+}
+
+struct DriveSt {
+    node: NodeIx,
+    hdd: Option<HddSt>,
+    units_free: u32,
+    unit_wait: VecDeque<u32>,
+    /// Controller and hop latency before and after the drive [ns].
+    fabric_half_ns: u64,
+    pm: Option<u32>,
+    class: [u32; 2],
+    /// Scheduler lanes of this drive's fixed delays: host software time (before and after
+    /// the command) + fabric (controller and hops), host, fabric, fabric + the port
+    /// multiplier's handover, the read and the write latency.
+    lanes: DriveLanes,
+    st: DriveStats,
+}
+
+#[derive(Clone, Copy)]
+struct DriveLanes {
+    host_fabric: Lane,
+    host: Lane,
+    fabric: Lane,
+    fabric_handover: Lane,
+    read: Lane,
+    write: Lane,
+}
+
+struct HddSt {
+    geo: HddGeometry,
+    head: f64,
+    busy: bool,
+    queue: Vec<(u32, bool)>,
+    current: Option<(u32, bool)>,
+    ra: ReadAhead,
+    wb: WriteBack,
+    busy_ns: f64,
+}
+
+struct PmSt {
+    cbs: bool,
+    holder: Option<u32>,
+    last_holder: Option<u32>,
+    waiting: VecDeque<u32>,
+    handover_ns: u64,
+}
+
+struct DriveStats {
+    read_bytes: f64,
+    write_bytes: f64,
+    ios: u64,
+    /// Completion latencies [100 ns units], 2 significant digits (1%).
+    hist: Histogram<u32>,
+    lat_sum_ns: f64,
+    first: Option<u64>,
+    last: u64,
+    used: bool,
+}
+
+/// Runs one workload on one topology and reports what the hardware would do.
+pub fn simulate(t: &Topology, w: &Workload, opts: &SimOptions) -> Result<Report, SimError> {
+    let mut s = Sim::new(t, w)?;
+    s.wall_start = opts.wall_clock.map(|c| c());
+    s.run(opts.cancel);
+    let mut r = s.report(t, w);
+    if let Some(clock) = opts.wall_clock {
+        r.cost.wall_s = clock() - s.wall_start.unwrap_or(0.0);
+    }
+    Ok(r)
+}
+
+/// Whether a run covers regions once (no runtime: a sequential job given a region), and
+/// its ramp and measured time [ns] (the defaults when the workload names none).
+fn plan(t: &Topology, w: &Workload, targets: &[NodeIx]) -> (bool, u64, u64) {
+    let any_hdd = targets.iter().any(|&d| t.nodes[d].text("class") == Some("hdd"));
+    let sequential = !w.rw.is_random();
+    // Without a runtime, a sequential job given a region reads (writes) it once.
+    let coverage = w.runtime.is_none() && sequential && w.region_given;
+    let runtime_ns = match w.runtime {
+        Some(r) => r.nanos(),
+        None => SimDuration::from_secs_f64(if any_hdd { DEFAULT_HDD_RUNTIME_S } else { DEFAULT_SSD_RUNTIME_S }).nanos(),
+    };
+    let ramp_ns = match (w.ramp, coverage) {
+        (_, true) => 0,
+        (Some(r), _) => r.nanos(),
+        (None, _) => runtime_ns / 10,
+    };
+    (coverage, ramp_ns, runtime_ns)
+}
+
+/// The simulated time a time-based run will cover, ramp included; `None` for a run that
+/// covers each drive's region once (its length depends on the rates it reaches).
+pub fn planned_sim_time(t: &Topology, w: &Workload) -> Result<Option<SimDuration>, SimError> {
+    let targets = target_drives(t, w)?;
+    let (coverage, ramp_ns, runtime_ns) = plan(t, w, &targets);
+    Ok((!coverage).then(|| SimDuration::from_nanos(ramp_ns.saturating_add(runtime_ns))))
+}
+
+struct Sim {
+    sched: Scheduler<Ev>,
+    graph: ResourceGraph,
+    jobs: Vec<Job>,
+    ios: Vec<Io>,
+    free_ios: Vec<u32>,
+    classes: Vec<Class>,
+    drives: Vec<DriveSt>,
+    pms: Vec<PmSt>,
+    /// Classes that share no resource cannot change each other's rates: each connected group
+    /// (a component, e.g. one HBA's subtree) is reallocated on its own.
+    comps: Vec<Comp>,
+    comp_of: Vec<u32>,
+    /// Components whose set of moving classes changed since their last allocation.
+    dirty: Vec<u32>,
+    /// Each class's index in its component's `active` list (u32::MAX when idle).
+    active_pos: Vec<u32>,
+    /// Moving classes using each resource.
+    res_active: Vec<u32>,
+    /// Whether a resource is in its component's `loaded` list.
+    is_loaded: Vec<bool>,
+    /// Current load of each resource (sum of rate x cost) and its integral over the window.
+    load: Vec<f64>,
+    util_ns: Vec<f64>,
+    win_start: u64,
+    win_end: u64,
+    time_based: bool,
+    iodepth: u32,
+    completed: u64,
+    partial: bool,
+    /// Simulated time the run reached [ns] (ramp included).
+    reached: u64,
+    wall_start: Option<f64>,
+}
+
+impl Sim {
+    fn run(&mut self, cancel: Option<&AtomicBool>) {
+        for j in 0..self.jobs.len() as u32 {
+            for _ in 0..self.iodepth {
+                self.sched.at(0, Ev::Issue { job: j });
+            }
+        }
+        while let Some(next) = self.sched.pop() {
+            let now = self.sched.now().nanos();
+            if self.time_based && now >= self.win_end {
+                break;
+            }
+            match next {
+                Next::Event(ev) => self.handle(ev),
+                Next::Timer(class) => self.xfer_done(class as u32),
+            }
+            if !self.dirty.is_empty() {
+                self.reallocate();
+            }
+            if self.sched.processed() & CANCEL_CHECK_MASK == 0 && cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                self.partial = true;
+                break;
+            }
+        }
+        self.reached = self.sched.now().nanos();
+        if self.partial && self.time_based {
+            // The measured window ends where the run stopped, never where it would have
+            // ended: [ramp end, time reached], empty when stopped inside the ramp.
+            self.win_end = self.reached.clamp(self.win_start, self.win_end);
+        }
+        let end = if self.time_based { self.win_end } else { self.reached };
+        for k in 0..self.comps.len() {
+            self.integrate(k, end);
+            for &c in &self.comps[k].active {
+                account(&mut self.classes[c as usize], end, self.win_start, self.win_end);
+            }
+        }
+        if !self.time_based {
+            self.win_end = end;
+        }
+    }
+
+    fn alloc_io(&mut self, io: Io) -> u32 {
+        match self.free_ios.pop() {
+            Some(i) => {
+                self.ios[i as usize] = io;
+                i
+            }
+            None => {
+                self.ios.push(io);
+                (self.ios.len() - 1) as u32
+            }
+        }
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Issue { job } => self.issue(job),
+            Ev::AtPort { io } => self.at_port(io),
+            Ev::Submitted { io } => self.at_drive(io),
+            Ev::DriveDone { io } => self.drive_done(io),
+            Ev::UnitDone { io } => self.unit_done(io),
+            Ev::HddDone { drive } => self.hdd_done(drive),
+            Ev::DataReady { io } => self.start_transfer(io),
+            Ev::Completed { io } => self.completed(io),
+        }
+    }
+}
+
+/// `x.ceil() as u64`, without a call to libm's `ceil` (the default x86-64 target has no
+/// rounding instruction): the same value for every f64, NaN and infinities included.
+#[inline(always)]
+fn ceil_ns(x: f64) -> u64 {
+    let t = x as u64; // truncates toward zero, saturating
+    if (t as f64) < x { t.saturating_add(1) } else { t }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ceil_ns;
+
+    #[test]
+    fn ceil_ns_is_ceil_as_u64() {
+        let mut xs = vec![0.0, -0.0, 0.5, 1.0, 1.5, -0.5, -3.0, 1e-300, 2.0f64.powi(52) + 0.5, 2.0f64.powi(53) + 2.0];
+        xs.extend([2.0f64.powi(63), 2.0f64.powi(64), 2.0f64.powi(65), f64::MAX, f64::INFINITY, f64::NEG_INFINITY]);
+        xs.extend([f64::NAN, (u64::MAX - 1024) as f64, f64::EPSILON, 1.0 - f64::EPSILON, 1.0 + f64::EPSILON]);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            xs.push(f64::from_bits(x));
+            xs.push((x >> 11) as f64 / 1024.0);
+        }
+        for v in xs {
+            assert_eq!(ceil_ns(v), v.ceil() as u64, "{v:e}");
+        }
+    }
+}

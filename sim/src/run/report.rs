@@ -1,0 +1,156 @@
+//! Turning a finished run's state into a `Report`.
+
+use super::*;
+
+impl Sim {
+    pub(super) fn report(&self, t: &Topology, w: &Workload) -> Report {
+        // The measured window; empty only when an interrupt stopped the run inside the ramp,
+        // and then nothing is divided by it: rates are 0 and a warning says why.
+        let window_ns = self.win_end.saturating_sub(self.win_start) as f64;
+        let per_s = |x: f64, secs: f64| if secs > 0.0 { x / secs } else { 0.0 };
+        let mut drives = Vec::new();
+        let mut total = Total::default();
+        let mut all = new_histogram();
+        let mut lat_sum = 0.0;
+        let mut nios = 0u64;
+        for dr in &self.drives {
+            let st = &dr.st;
+            // Coverage runs: each drive's rate over its own active time.
+            let span = if self.time_based { window_ns } else { st.last as f64 };
+            let secs = span * 1e-9;
+            let lat = latency(&st.hist, st.lat_sum_ns, st.ios);
+            // Time-based runs count the bytes that crossed the drive's link inside the window
+            // (as the bound does); coverage runs count completed I/Os over the drive's span.
+            let (rd, wr) = if self.time_based {
+                (self.classes[dr.class[0] as usize].window_bytes, self.classes[dr.class[1] as usize].window_bytes)
+            } else {
+                (st.read_bytes, st.write_bytes)
+            };
+            let r = DriveResult {
+                id: t.nodes[dr.node].id.clone(),
+                read_mb_s: per_s(rd, secs) / 1e6,
+                write_mb_s: per_s(wr, secs) / 1e6,
+                iops: per_s(st.ios as f64, secs),
+                lat_us: lat,
+                read_bytes: rd as u64,
+                write_bytes: wr as u64,
+                ios: st.ios,
+            };
+            total.read_mb_s += r.read_mb_s;
+            total.write_mb_s += r.write_mb_s;
+            total.iops += r.iops;
+            let _ = all.add(&st.hist);
+            lat_sum += st.lat_sum_ns;
+            nios += st.ios;
+            drives.push(r);
+        }
+        total.mb_s = total.read_mb_s + total.write_mb_s;
+        total.lat_us = latency(&all, lat_sum, nios);
+
+        // Link utilization, by node.
+        let g = &self.graph;
+        let span = if self.time_based { window_ns } else { self.win_end as f64 };
+        let util = |r: usize| per_s(self.util_ns[r], span).min(1.0);
+        let mut links: Vec<LinkUtil> = Vec::new();
+        for ix in 0..t.nodes.len() {
+            let res = g.link_resources(ix);
+            if res.is_empty() {
+                continue;
+            }
+            let r0 = &g.resources[res[0]];
+            let id = r0.id.trim_end_matches(".up").to_string();
+            let (up, down) =
+                if r0.side == Side::Both { (util(res[0]), util(res[0])) } else { (util(res[0]), util(res[1])) };
+            links.push(LinkUtil {
+                id,
+                util_up: up,
+                util_down: down,
+                capacity_mb_s: r0.nominal_mb_s,
+                kind: r0.kind.to_string(),
+            });
+        }
+        let mut bottleneck = Bottleneck { id: "none".into(), util: 0.0 };
+        for (r, res) in g.resources.iter().enumerate() {
+            let mut u = util(r);
+            if res.kind == "media"
+                && let Some(dr) = self.drives.iter().find(|d| d.node == res.node)
+                && let Some(h) = &dr.hdd
+            {
+                u = per_s(h.busy_ns, span).min(1.0);
+            }
+            if u > bottleneck.util + 1e-9 {
+                bottleneck = Bottleneck { id: res.id.clone(), util: u };
+            }
+        }
+        let sim_s = window_ns * 1e-9;
+        Report {
+            schema_version: iopath_model::report::SCHEMA_VERSION,
+            kind: ReportKind::Simulated,
+            topology: t.name.clone(),
+            workload: serde_json::to_value(w).unwrap_or_default(),
+            total,
+            drives,
+            links,
+            bottleneck,
+            cost: RunCost {
+                events: self.sched.processed(),
+                ios: self.completed,
+                wall_s: 0.0,
+                sim_s: if self.time_based { sim_s } else { self.win_end as f64 * 1e-9 },
+                cpu_s: None,
+            },
+            partial: self.partial,
+            covered_s: self.partial.then_some(self.reached as f64 * 1e-9),
+            warnings: if self.partial { vec![self.partial_warning()] } else { Vec::new() },
+            spread: None,
+        }
+    }
+
+    /// What an interrupted run covered, in words.
+    pub(super) fn partial_warning(&self) -> String {
+        let s = |ns: u64| ns as f64 * 1e-9;
+        if !self.time_based {
+            return format!(
+                "interrupted at {:.3} s of simulated time, before every drive covered its region: \
+                 each drive's numbers are over the I/Os it completed",
+                s(self.reached)
+            );
+        }
+        if self.win_end <= self.win_start {
+            format!(
+                "interrupted at {:.3} s of simulated time, inside the {:.3} s ramp: nothing was measured, \
+                 so there is no throughput (reported as 0); run longer or shorten --ramp",
+                s(self.reached),
+                s(self.win_start)
+            )
+        } else {
+            format!(
+                "interrupted at {:.3} s of simulated time: the numbers cover the {:.3} s from the end of \
+                 the ramp ({:.3} s) to there, not the whole measured time",
+                s(self.reached),
+                s(self.win_end - self.win_start),
+                s(self.win_start)
+            )
+        }
+    }
+}
+
+/// Latency histograms count in units of 100 ns from 100 ns to 1 h with 2 significant
+/// digits: percentiles within 1%, a few kilobytes per drive (1,024 drives stay cheap).
+pub(super) const LAT_UNIT_NS: u64 = 100;
+
+pub(super) fn new_histogram() -> Histogram<u32> {
+    Histogram::new_with_bounds(1, 36_000_000_000, 2).expect("valid histogram bounds")
+}
+
+pub(super) fn latency(h: &Histogram<u32>, sum_ns: f64, n: u64) -> Latency {
+    if n == 0 {
+        return Latency::default();
+    }
+    Latency {
+        mean: sum_ns / n as f64 / 1e3,
+        p50: (h.value_at_quantile(0.5) * LAT_UNIT_NS) as f64 / 1e3,
+        p99: (h.value_at_quantile(0.99) * LAT_UNIT_NS) as f64 / 1e3,
+        max: (h.max() * LAT_UNIT_NS) as f64 / 1e3,
+    }
+}

@@ -1,0 +1,194 @@
+//! Building a run's state from the topology and the workload: jobs, classes, drives,
+//! port multipliers.
+
+use super::*;
+
+impl Sim {
+    pub(super) fn new(t: &Topology, w: &Workload) -> Result<Sim, SimError> {
+        let targets = target_drives(t, w)?;
+        let jobs_n =
+            if w.copies.is_empty() { targets.len() as u64 * u64::from(w.numjobs) } else { w.copies.len() as u64 };
+        let outstanding = jobs_n * u64::from(w.iodepth);
+        if outstanding > MAX_OUTSTANDING_IOS {
+            return Err(SimError::TooManyIos { jobs: jobs_n, iodepth: w.iodepth, max: MAX_OUTSTANDING_IOS });
+        }
+        let graph = ResourceGraph::new(t);
+        let bs = w.bs.get() as f64;
+        let (coverage, ramp_ns, runtime_ns) = plan(t, w, &targets);
+        // Port multipliers in use.
+        let mut pms: Vec<PmSt> = Vec::new();
+        let mut pm_of_node: Vec<Option<u32>> = vec![None; t.nodes.len()];
+        for (ix, n) in t.nodes.iter().enumerate() {
+            if n.kind == Kind::PortMultiplier {
+                pm_of_node[ix] = Some(pms.len() as u32);
+                pms.push(PmSt {
+                    cbs: !pm_uses_fbs(t, ix),
+                    holder: None,
+                    last_holder: None,
+                    waiting: VecDeque::new(),
+                    handover_ns: (n.num("cbs_handover_us", 0.0) * 1e3) as u64,
+                });
+            }
+        }
+        let mut sched = Scheduler::default();
+        let mut drives = Vec::new();
+        let mut classes = Vec::new();
+        let random = w.rw.is_random();
+        for &d in &targets {
+            let n = &t.nodes[d];
+            let hdd = (n.text("class") == Some("hdd")).then(|| {
+                let geo = HddGeometry::from_node(n);
+                HddSt {
+                    geo,
+                    head: 0.0,
+                    busy: false,
+                    queue: Vec::new(),
+                    current: None,
+                    ra: ReadAhead::default(),
+                    wb: WriteBack::default(),
+                    busy_ns: 0.0,
+                }
+            });
+            let mut class = [0u32; 2];
+            for (k, dir) in [Dir::Read, Dir::Write].into_iter().enumerate() {
+                class[k] = classes.len() as u32;
+                classes.push(Class {
+                    costs: graph.class_costs(t, d, dir, w.bs.get(), random, false),
+                    window_bytes: 0.0,
+                    acc_t: 0,
+                    fifo: VecDeque::new(),
+                    rate: 0.0,
+                    last: 0,
+                    version: 0,
+                });
+            }
+            let lat = graph.latencies(t, d);
+            let pm = t.path_to_host(d).iter().find_map(|&ix| pm_of_node[ix]);
+            let host_half_ns = (lat.host_us * 500.0) as u64;
+            let fabric_half_ns = (lat.fabric_us * 500.0) as u64;
+            let read_lat_ns = (n.num("read_latency_us", 50.0) * 1e3) as u64;
+            let write_lat_ns = (n.num("write_latency_us", 30.0) * 1e3) as u64;
+            let handover_ns = pm.map_or(0, |p| pms[p as usize].handover_ns);
+            let lanes = DriveLanes {
+                host_fabric: sched.lane(host_half_ns + fabric_half_ns),
+                host: sched.lane(host_half_ns),
+                fabric: sched.lane(fabric_half_ns),
+                fabric_handover: sched.lane(fabric_half_ns + handover_ns),
+                read: sched.lane(read_lat_ns),
+                write: sched.lane(write_lat_ns),
+            };
+            drives.push(DriveSt {
+                node: d,
+                hdd,
+                units_free: n.num("parallelism", 8.0).max(1.0) as u32,
+                unit_wait: VecDeque::new(),
+                fabric_half_ns,
+                pm,
+                class,
+                lanes,
+                st: DriveStats {
+                    read_bytes: 0.0,
+                    write_bytes: 0.0,
+                    ios: 0,
+                    hist: new_histogram(),
+                    lat_sum_ns: 0.0,
+                    first: None,
+                    last: 0,
+                    used: false,
+                },
+            });
+        }
+        let slot_of = |d: NodeIx| targets.iter().position(|&x| x == d).expect("target drive") as u32;
+        let mut jobs = Vec::new();
+        let mut seed_index = 0u64;
+        let mut new_rng = || {
+            seed_index += 1;
+            ChaCha8Rng::seed_from_u64(w.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed_index)
+        };
+        let region_of = |slot: u32| -> f64 {
+            let n = &t.nodes[targets[slot as usize]];
+            let cap = n.num("capacity_gb", 1000.0) * 1e9;
+            ((cap * w.region / bs).floor() * bs).max(bs)
+        };
+        let ssd_until = |slot: u32| -> Option<u64> {
+            (coverage && t.nodes[targets[slot as usize]].text("class") != Some("hdd")).then_some(runtime_ns)
+        };
+        let hdd_budget = |slot: u32| -> Option<f64> {
+            (coverage && t.nodes[targets[slot as usize]].text("class") == Some("hdd")).then(|| region_of(slot))
+        };
+        if !w.copies.is_empty() {
+            for c in &w.copies {
+                let src = slot_of(t.drives.iter().copied().find(|&d| t.nodes[d].id == c.from).expect("checked"));
+                let dst = slot_of(t.drives.iter().copied().find(|&d| t.nodes[d].id == c.to).expect("checked"));
+                let region = region_of(src).min(region_of(dst));
+                jobs.push(Job {
+                    drive: src,
+                    copy_to: Some(dst),
+                    read_share: 1.0,
+                    random: false,
+                    next_off: 0.0,
+                    region,
+                    bs,
+                    rng: new_rng(),
+                    budget: hdd_budget(src).map(|b| b.min(region)),
+                    issued: 0.0,
+                    until: ssd_until(src).and(ssd_until(dst)),
+                    stopped: false,
+                    outstanding: 0,
+                });
+            }
+        } else {
+            for slot in 0..targets.len() as u32 {
+                let region = region_of(slot);
+                for k in 0..w.numjobs {
+                    let start = ((region / f64::from(w.numjobs) * f64::from(k)) / bs).floor() * bs;
+                    jobs.push(Job {
+                        drive: slot,
+                        copy_to: None,
+                        read_share: w.rw.read_share(w.rwmixread),
+                        random,
+                        next_off: start,
+                        region,
+                        bs,
+                        rng: new_rng(),
+                        budget: hdd_budget(slot).map(|b| b / f64::from(w.numjobs)),
+                        issued: 0.0,
+                        until: ssd_until(slot),
+                        stopped: false,
+                        outstanding: 0,
+                    });
+                }
+            }
+        }
+        let n_res = graph.resources.len();
+        let n_classes = classes.len();
+        let (comp_of, n_comps) = components(&classes, n_res);
+        let (win_start, win_end) = if coverage { (0, u64::MAX) } else { (ramp_ns, ramp_ns + runtime_ns) };
+        Ok(Sim {
+            sched,
+            graph,
+            jobs,
+            ios: Vec::new(),
+            free_ios: Vec::new(),
+            classes,
+            drives,
+            pms,
+            comps: (0..n_comps).map(|_| Comp { maxmin: MaxMin::new(n_res), ..Default::default() }).collect(),
+            comp_of,
+            dirty: Vec::new(),
+            active_pos: vec![u32::MAX; n_classes],
+            res_active: vec![0; n_res],
+            is_loaded: vec![false; n_res],
+            load: vec![0.0; n_res],
+            util_ns: vec![0.0; n_res],
+            win_start,
+            win_end,
+            time_based: !coverage,
+            iodepth: w.iodepth,
+            completed: 0,
+            partial: false,
+            reached: 0,
+            wall_start: None,
+        })
+    }
+}
