@@ -109,3 +109,45 @@ fn a_closed_pipe_ends_every_printing_command_quietly() {
         assert!(!e.contains("panicked") && !e.contains("Broken pipe"), "{args:?}: {e}");
     }
 }
+
+/// `sweep --measured` reads iopath's own `sweep.csv` (it used to be read as a CSV of
+/// x,mb_s whose rows all looked like headers, so nothing was drawn and nothing said): its
+/// totals are drawn as a labelled series. A CSV whose quoted label holds a comma keeps it.
+#[test]
+fn measured_overlays_read_sweep_csv_and_quoted_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first");
+    let cfg = "configs/asm1166-6ssd.toml";
+    let o = iopath(&["sweep", cfg, "--active", "1,2", "--runtime", "5ms", "-q", "--out", first.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let own = dir.path().join("earlier-run.csv");
+    std::fs::copy(first.join("sweep.csv"), &own).unwrap();
+    let published = dir.path().join("published.csv");
+    std::fs::write(&published, "x,mb_s,label\n1,500,\"Smith, 2023\"\n2,990,\"Smith, 2023\"\n").unwrap();
+    let out = dir.path().join("second");
+    let o = iopath(&[
+        "sweep",
+        cfg,
+        "--active",
+        "1,2",
+        "--runtime",
+        "5ms",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+        "--measured",
+        own.to_str().unwrap(),
+        "--measured",
+        published.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
+    assert!(svg.contains("earlier-run"), "the sweep.csv series is drawn and labelled");
+    assert!(svg.contains("Smith, 2023"), "the quoted label keeps its comma");
+    // A file that is none of the formats is a usage error naming the file, line and column.
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "x,mb_s\n1,fast\n").unwrap();
+    let o = iopath(&["sweep", cfg, "--active", "1,2", "--runtime", "5ms", "-q", "--measured", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("bad.csv:2: column 2 (mb_s): expected a number, found \"fast\""), "{}", stderr(&o));
+}
