@@ -212,6 +212,9 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
         for w in &r.warnings {
             eprintln!("warning: {w}");
         }
+        if r.termination == "evaluation budget spent" {
+            eprintln!("  help: the evaluation limit is --max-evaluations");
+        }
     }
     Ok(0)
 }

@@ -563,7 +563,7 @@ pub fn fit(
         .collect();
     let termination = if matches!(report.termination, levenberg_marquardt::TerminationReason::User(_)) {
         warnings.push(format!(
-            "stopped after {} evaluations without converging; raise --max-evaluations to go on",
+            "stopped after {} evaluations without converging; raise the evaluation limit to go on",
             opts.max_evaluations.max(2)
         ));
         "evaluation budget spent".to_string()
