@@ -39,7 +39,8 @@ pub fn sim_error(e: SimError) -> CliError {
         SimError::TooManyActive { asked, .. } => Some(format!("--active {asked}")),
         SimError::Replications { asked, .. } => Some(format!("--replications {asked}")),
         SimError::TooManyIos { iodepth, .. } => Some(format!("--iodepth {iodepth} with --numjobs")),
-        SimError::UnknownDrive { .. } | SimError::CopyConflict(_) => None,
+        // Drives and copies are named in the message itself.
+        _ => None,
     };
     CliError::from_lib(option.as_deref(), e)
 }
