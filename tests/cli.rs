@@ -132,7 +132,11 @@ mod simulate {
             .args(["--runtime", "1ms", "--json"])
             .assert()
             .success()
-            .stderr(predicate::str::contains("no I/O completed"));
+            .stderr(predicate::str::contains("no I/O completed"))
+            .stdout(predicate::str::contains(
+                r#""warnings": [
+    "no I/O completed in the 0.001 s measured window"#,
+            ));
         iopath()
             .args(hdd)
             .args(["--runtime", "0.5s", "--json"])
@@ -301,7 +305,7 @@ mod exit_codes {
             .assert()
             .code(2)
             .stderr(predicate::str::contains(format!(
-                "--active 99: 99 drives asked for, but the topology has only {} drives",
+                "--active 99: 99 active drives asked for, but the topology has only {} drives",
                 // The topology's drive count, from a run on all of them.
                 json_of(&["simulate", "configs/asm1166-6ssd.toml", "--runtime", "10ms", "--json"])["drives"]
                     .as_array()

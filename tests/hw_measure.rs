@@ -72,7 +72,7 @@ mod files {
         assert!(r.cost.cpu_s.unwrap() > 0.0);
         assert!(r.links.is_empty() && r.bottleneck.id.is_empty());
         assert_eq!(r.total.mb_s, r.total.read_mb_s);
-        assert_eq!(r.workload["engine"], "io_uring");
+        assert_eq!(r.measured.as_ref().map(|m| m.engine.as_str()), Some("io_uring"));
         // Not sparse: every byte was written before the reads.
         assert_eq!(std::fs::metadata(&f).unwrap().len(), 16 << 20);
         // --out holds the same report.
@@ -195,7 +195,7 @@ mod files {
         assert_eq!(o.status.code(), Some(2));
         // The same binding, and message, as simulate's (model::bind).
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("--active 3: 3 drives asked for, but the topology has only 1 drive"), "{err}");
+        assert!(err.contains("--active 3: 3 active drives asked for, but the topology has only 1 drive"), "{err}");
     }
 }
 
@@ -232,7 +232,12 @@ mod mock {
         assert!((r.drives[1].read_mb_s - 100.0).abs() < 10.0);
         assert!((r.total.mb_s - 150.0).abs() < 15.0);
         assert!((r.drives[0].lat_us.p50 - 80.0).abs() < 1.0);
-        assert_eq!(r.workload["engine"], "mock");
+        let m = r.measured.as_ref().expect("a measured section");
+        assert_eq!(m.engine, "mock");
+        let ids: Vec<&str> = m.targets.iter().map(|t| t.id.as_str()).collect();
+        let drives: Vec<&str> = r.drives.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(ids, drives);
+        assert!(m.targets.iter().all(|t| !t.path.is_empty()), "{:?}", m.targets);
     }
 
     #[test]

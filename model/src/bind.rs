@@ -59,7 +59,7 @@ pub enum BindError {
     /// A drive id that is not in the topology (`index`: the element of `drives` or `copy`).
     #[error("no drive has id {id:?}{hint}")]
     UnknownDrive { field: BindField, index: usize, id: String, hint: String },
-    #[error("{asked} drives asked for, but the topology has only {have} drive{}", if *have == 1 { "" } else { "s" })]
+    #[error("{asked} active drives asked for, but the topology has only {have} drive{}", if *have == 1 { "" } else { "s" })]
     TooManyActive { asked: usize, have: usize },
     /// Copy pair `index` reads a drive another pair writes, or writes a drive another reads.
     #[error(
@@ -265,7 +265,7 @@ mod tests {
     fn active_and_named_drives() {
         assert_eq!(bind(&IDS, &Targets::Active(2), &[]).unwrap().drives, vec![0, 1]);
         let e = bind(&IDS, &Targets::Active(7), &[]).unwrap_err();
-        assert_eq!(e[0].to_string(), "7 drives asked for, but the topology has only 6 drives");
+        assert_eq!(e[0].to_string(), "7 active drives asked for, but the topology has only 6 drives");
         let named = Targets::Drives(vec!["G".into(), "D".into()]);
         assert_eq!(bind(&IDS, &named, &[]).unwrap().drives, vec![3, 0]);
         let e = bind(&IDS, &Targets::Drives(vec!["D".into(), "Q".into()]), &[]).unwrap_err();

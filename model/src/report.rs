@@ -4,6 +4,7 @@
 //! latencies in microseconds, utilizations as fractions of capacity. Fields may be added;
 //! the named ones never go away or change meaning.
 
+use crate::workload::{Targets, Workload};
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON documents iopath writes.
@@ -89,13 +90,25 @@ pub struct Cost {
 }
 
 /// A report of one workload on one topology.
+///
+/// Reading accepts the shape of measured reports written before the `measured` section
+/// existed: their `engine`, `runtime_s`, `ramp_s` and `targets` (a list of `{id, path}`)
+/// sat inside `workload`; they are moved into [`Measured`] and the workload's targets
+/// become the drives measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ReportIn")]
 pub struct Report {
     #[serde(default = "schema_version")]
     pub schema_version: u32,
     pub kind: ReportKind,
     pub topology: String,
-    pub workload: serde_json::Value,
+    /// The workload that ran. Written with its keys in alphabetical order (the form of
+    /// every report so far).
+    #[serde(serialize_with = "sorted_keys")]
+    pub workload: Workload,
+    /// How a measured run ran; absent for simulated runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<Measured>,
     pub total: Total,
     pub drives: Vec<DriveResult>,
     pub links: Vec<LinkUtil>,
@@ -120,6 +133,110 @@ pub struct Report {
 
 fn schema_version() -> u32 {
     SCHEMA_VERSION
+}
+
+/// How a measured run ran: what the simulator has no counterpart for.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Measured {
+    /// What moved the data: `io_uring`, `threads`, `mock`, or the tool (`fio-3.33`).
+    pub engine: String,
+    /// Measured time asked for [s] (`cost.sim_s` is the time measured).
+    pub runtime_s: f64,
+    /// Warm-up before the measured time [s].
+    pub ramp_s: f64,
+    /// The targets, in the order of `drives`.
+    pub targets: Vec<MeasuredTarget>,
+    /// The tool's own options, as it named them, for runs iopath did not drive (fio's
+    /// global options).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub options: std::collections::BTreeMap<String, String>,
+}
+
+/// One measured target: the drive id and the file or block device behind it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MeasuredTarget {
+    pub id: String,
+    pub path: String,
+}
+
+fn sorted_keys<S: serde::Serializer>(w: &Workload, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::Error;
+    serde_json::to_value(w).map_err(S::Error::custom)?.serialize(s)
+}
+
+/// The wire form of a report, read before the workload is typed.
+#[derive(Deserialize)]
+struct ReportIn {
+    #[serde(default = "schema_version")]
+    schema_version: u32,
+    kind: ReportKind,
+    topology: String,
+    workload: serde_json::Value,
+    #[serde(default)]
+    measured: Option<Measured>,
+    total: Total,
+    drives: Vec<DriveResult>,
+    links: Vec<LinkUtil>,
+    bottleneck: Bottleneck,
+    cost: Cost,
+    #[serde(default)]
+    partial: bool,
+    #[serde(default)]
+    covered_s: Option<f64>,
+    #[serde(default)]
+    warnings: Vec<String>,
+    #[serde(default)]
+    spread: Option<Spread>,
+}
+
+impl TryFrom<ReportIn> for Report {
+    type Error = String;
+
+    fn try_from(r: ReportIn) -> Result<Report, String> {
+        let (workload, old) = workload_of(r.workload)?;
+        Ok(Report {
+            schema_version: r.schema_version,
+            kind: r.kind,
+            topology: r.topology,
+            workload,
+            measured: r.measured.or(old),
+            total: r.total,
+            drives: r.drives,
+            links: r.links,
+            bottleneck: r.bottleneck,
+            cost: r.cost,
+            partial: r.partial,
+            covered_s: r.covered_s,
+            warnings: r.warnings,
+            spread: r.spread,
+        })
+    }
+}
+
+/// The typed workload of a report, and the measured section an old measured report kept
+/// inside it.
+fn workload_of(mut v: serde_json::Value) -> Result<(Workload, Option<Measured>), String> {
+    let mut old = None;
+    if let Some(obj) = v.as_object_mut()
+        && obj.contains_key("engine")
+    {
+        let f = |x: Option<serde_json::Value>| x.and_then(|x| x.as_f64()).unwrap_or(0.0);
+        let engine = obj.remove("engine").and_then(|x| x.as_str().map(str::to_string)).unwrap_or_default();
+        let runtime_s = f(obj.remove("runtime_s"));
+        let ramp_s = f(obj.remove("ramp_s"));
+        let mut targets = Vec::new();
+        if let Some(serde_json::Value::Array(ts)) = obj.get("targets") {
+            for t in ts {
+                let g = |k: &str| t.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+                targets.push(MeasuredTarget { id: g("id"), path: g("path") });
+            }
+            let ids = targets.iter().map(|t| t.id.clone()).collect();
+            obj.insert("targets".into(), serde_json::to_value(Targets::Drives(ids)).map_err(|e| e.to_string())?);
+        }
+        old = Some(Measured { engine, runtime_s, ramp_s, targets, options: Default::default() });
+    }
+    let w = serde_json::from_value(v).map_err(|e| format!("workload: {e}"))?;
+    Ok((w, old))
 }
 
 /// Spread of totals over replications with different seeds.
@@ -166,5 +283,79 @@ impl Report {
     /// Finds a drive's result by id.
     pub fn drive(&self, id: &str) -> Option<&DriveResult> {
         self.drives.iter().find(|d| d.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn simulated() -> Report {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            kind: ReportKind::Simulated,
+            topology: "t".into(),
+            workload: Workload { targets: Targets::Active(2), ..Default::default() },
+            measured: None,
+            total: Total::default(),
+            drives: vec![DriveResult { id: "d0".into(), ..Default::default() }],
+            links: Vec::new(),
+            bottleneck: Bottleneck { id: "none".into(), util: 0.0 },
+            cost: Cost::default(),
+            partial: false,
+            covered_s: None,
+            warnings: vec!["w".into()],
+            spread: None,
+        }
+    }
+
+    #[test]
+    fn the_workload_is_written_with_sorted_keys_and_no_measured_section() {
+        let text = serde_json::to_string(&simulated()).unwrap();
+        let w = &text[text.find("\"workload\":").unwrap()..];
+        assert!(w.starts_with(r#""workload":{"bs":131072,"copies":[],"iodepth":1,"#), "{w}");
+        assert!(!text.contains("measured\":"), "{text}");
+        let back: Report = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, simulated());
+    }
+
+    #[test]
+    fn a_measured_section_round_trips() {
+        let mut r = simulated();
+        r.kind = ReportKind::Measured;
+        r.measured = Some(Measured {
+            engine: "io_uring".into(),
+            runtime_s: 5.0,
+            ramp_s: 1.0,
+            targets: vec![MeasuredTarget { id: "d0".into(), path: "/dev/sdb".into() }],
+            options: Default::default(),
+        });
+        let back: Report = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn an_old_measured_report_loads_with_its_fields_moved_to_measured() {
+        let r: Report = serde_json::from_str(include_str!("../tests/data/measured-report-old.json")).unwrap();
+        let m = r.measured.as_ref().expect("measured section");
+        assert_eq!(m.engine, "io_uring");
+        assert_eq!((m.runtime_s, m.ramp_s), (5.0, 1.0));
+        let paths: Vec<(&str, &str)> = m.targets.iter().map(|t| (t.id.as_str(), t.path.as_str())).collect();
+        assert_eq!(paths, [("ssd0", "/dev/sdb"), ("ssd1", "/dev/sdc")]);
+        assert_eq!(r.workload.targets, Targets::Drives(vec!["ssd0".into(), "ssd1".into()]));
+        assert_eq!(r.workload.bs.get(), 1 << 20);
+        assert_eq!(r.workload.iodepth, 8);
+        // Written again, it takes the new shape.
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains(r#""measured":{"engine":"io_uring""#), "{text}");
+        assert!(!text.contains("runtime_s\":5.0,\"rw"), "{text}");
+    }
+
+    #[test]
+    fn a_workload_that_is_not_one_is_refused_with_the_field_named() {
+        let mut v = serde_json::to_value(simulated()).unwrap();
+        v["workload"] = serde_json::json!({"rw": "read"});
+        let e = serde_json::from_value::<Report>(v).unwrap_err().to_string();
+        assert!(e.starts_with("workload: missing field"), "{e}");
     }
 }

@@ -11,7 +11,7 @@
 //! at all and loads nothing; the output is deterministic (no timestamps); the page prints
 //! well (`@media print`: no backgrounds except the utilization bars, sections kept whole).
 
-use crate::tables::{Align, TextTable, fmt_mb_s, fmt_pct, sweep_text_table, sweep_workload_label, workload_label};
+use crate::tables::{Align, TextTable, fmt_mb_s, fmt_pct, sweep_text_table, sweep_workload_label};
 use iopath_model::report::{Report, Sweep};
 use std::fmt::Write as _;
 
@@ -315,7 +315,7 @@ fn utilization_html(out: &mut String, r: &Report) {
         out,
         "<p>{} with {}: {} MB/s in total ({} read, {} write); bottleneck <strong>{}</strong> at {}%.</p>",
         escape(&r.topology),
-        escape(&workload_label(&r.workload)),
+        escape(&r.workload.describe()),
         fmt_mb_s(r.total.mb_s),
         fmt_mb_s(r.total.read_mb_s),
         fmt_mb_s(r.total.write_mb_s),

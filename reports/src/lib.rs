@@ -26,7 +26,10 @@
 //! use iopath_reports::{Report, report_table};
 //!
 //! let report: Report = serde_json::from_value(serde_json::json!({
-//!     "kind": "simulated", "topology": "one SSD on SATA", "workload": "read bs=128k",
+//!     "kind": "simulated", "topology": "one SSD on SATA",
+//!     "workload": { "rw": "read", "bs": 131072, "iodepth": 1, "numjobs": 1, "rwmixread": 50,
+//!                   "region": 1.0, "runtime": 5000000000u64, "ramp": null, "targets": "all",
+//!                   "copies": [], "seed": 1, "size": null },
 //!     "total": { "read_mb_s": 530.0, "write_mb_s": 0.0, "mb_s": 530.0, "iops": 4043.6,
 //!                "lat_us": { "mean": 247.0, "p50": 240.0, "p99": 410.0 } },
 //!     "drives": [ { "id": "D", "read_mb_s": 530.0, "write_mb_s": 0.0, "iops": 4043.6,
@@ -38,6 +41,7 @@
 //! })).unwrap();
 //! let table = report_table(&report);
 //! assert!(table.contains("bottleneck: D at 99.0%"));
+//! assert_eq!(report.workload.describe(), "read bs=128k iodepth=1");
 //! assert!(table.lines().any(|l| l.starts_with("D.link") && l.contains("94.0")));
 //! ```
 //!
@@ -53,8 +57,10 @@
 pub mod error;
 pub mod export;
 pub mod html;
+pub mod page;
 pub mod plot;
 pub mod tables;
+pub mod tree;
 
 mod font;
 

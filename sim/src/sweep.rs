@@ -7,7 +7,7 @@
 //! collected in their order, so the result does not depend on the thread count.
 //! A failed point is recorded with its error and the sweep goes on.
 
-use crate::run::{SimError, SimOptions, simulate, target_drives};
+use crate::run::{SimError, SimOptions, bottleneck_of, simulate, simulate_with_utils, target_drives};
 use iopath_model::bound::{Mix, bound_with_share};
 use iopath_model::paths::ResourceGraph;
 use iopath_model::report::{Report, Spread, Sweep, SweepPoint};
@@ -264,7 +264,10 @@ fn cost_hint(c: &[(&Axis, &String)]) -> f64 {
 pub const MAX_REPLICATIONS: u32 = 1000;
 
 /// Runs a workload with `n` seeds (`seed`, `seed+1`, ...) in parallel and reports the mean,
-/// with the spread of the totals. `n == 1` is a single run; `n` outside
+/// with the spread of the totals. The mean is defined field by field: rates, IOPS, latencies
+/// and utilizations are means (latency max the largest), byte and I/O counts and the
+/// simulated and wall times are sums, and the bottleneck is recomputed from the mean
+/// utilizations of every resource (see `Mean`). `n == 1` is a single run; `n` outside
 /// 1..=[`MAX_REPLICATIONS`] is refused before anything runs.
 ///
 /// Seeds run in chunks of a few per thread and are summed in seed order as chunks finish, so
@@ -286,24 +289,24 @@ pub fn replicate(t: &Topology, w: &Workload, n: u32, opts: &SimOptions) -> Resul
     let mut start = 0;
     while start < n && !cancelled() {
         let end = n.min(start + chunk);
-        let runs: Vec<Option<Result<Report, SimError>>> = (start..end)
+        let runs: Vec<Option<Result<RunUtils, SimError>>> = (start..end)
             .into_par_iter()
             .map(|i| {
                 (!cancelled()).then(|| {
                     let mut wi = w.clone();
                     wi.seed = w.seed.wrapping_add(u64::from(i));
-                    simulate(t, &wi, opts)
+                    simulate_with_utils(t, &wi, opts)
                 })
             })
             .collect();
         for r in runs.into_iter().flatten() {
-            let r = r?;
+            let (r, utils) = r?;
             if r.partial {
                 interrupted.get_or_insert(r);
             } else {
                 match &mut acc {
-                    None => acc = Some(Mean::new(r)),
-                    Some(m) => m.add(&r),
+                    None => acc = Some(Mean::new(r, &utils)),
+                    Some(m) => m.add(&r, &utils),
                 }
             }
         }
@@ -318,7 +321,7 @@ pub fn replicate(t: &Topology, w: &Workload, n: u32, opts: &SimOptions) -> Resul
         };
     };
     let k = acc.k;
-    let mut r = acc.finish(w);
+    let mut r = acc.finish(w, &ResourceGraph::new(t));
     if interrupted.is_some() || k < n {
         r.partial = true;
         r.warnings.push(format!(
@@ -328,44 +331,66 @@ pub fn replicate(t: &Topology, w: &Workload, n: u32, opts: &SimOptions) -> Resul
     Ok(r)
 }
 
-/// Running sums over replications, in seed order.
+/// A run's report and the utilization of every resource of its graph.
+type RunUtils = (Report, Vec<f64>);
+
+/// Running sums over replications, in seed order, and the report they make.
+///
+/// A replicated report is defined field by field:
+/// - rates (MB/s), IOPS, latency means and percentiles, link and resource utilizations: the
+///   mean over the runs; latency `max`: the largest of any run;
+/// - counts (each drive's `read_bytes`, `write_bytes`, `ios`; `cost.events`, `cost.ios`)
+///   and times (`cost.sim_s`, `cost.wall_s`): the sum over the runs, so the drives' `ios` add
+///   up to `cost.ios` as in one run, and in a time-based run a drive's bytes over `cost.sim_s`
+///   are its mean rate;
+/// - the bottleneck: the most utilized resource of the mean utilizations (recomputed, not
+///   any one run's);
+/// - warnings: every run's, each once; `spread`: min and max of the totals over the runs.
 struct Mean {
     base: Report,
     k: u32,
     total: [f64; 7],
     lat_max: f64,
     drives: Vec<[f64; 6]>,
+    drive_max: Vec<f64>,
+    counts: Vec<[u64; 3]>,
     links: Vec<[f64; 2]>,
-    bottleneck_util: f64,
+    utils: Vec<f64>,
     events: u64,
     ios: u64,
     wall_s: f64,
+    sim_s: f64,
     mb_s: (f64, f64),
     iops: (f64, f64),
+    warnings: Vec<String>,
 }
 
 impl Mean {
-    fn new(r: Report) -> Mean {
+    fn new(r: Report, utils: &[f64]) -> Mean {
         let mut m = Mean {
             total: [0.0; 7],
             lat_max: 0.0,
             drives: vec![[0.0; 6]; r.drives.len()],
+            drive_max: vec![0.0; r.drives.len()],
+            counts: vec![[0; 3]; r.drives.len()],
             links: vec![[0.0; 2]; r.links.len()],
-            bottleneck_util: 0.0,
+            utils: vec![0.0; utils.len()],
             events: 0,
             ios: 0,
             wall_s: 0.0,
+            sim_s: 0.0,
             mb_s: (f64::INFINITY, 0.0),
             iops: (f64::INFINITY, 0.0),
+            warnings: Vec::new(),
             k: 0,
             base: r,
         };
         let first = m.base.clone();
-        m.add(&first);
+        m.add(&first, utils);
         m
     }
 
-    fn add(&mut self, x: &Report) {
+    fn add(&mut self, x: &Report, utils: &[f64]) {
         self.k += 1;
         let t = &x.total;
         for (s, v) in self.total.iter_mut().zip([
@@ -380,10 +405,13 @@ impl Mean {
             *s += v;
         }
         self.lat_max = self.lat_max.max(t.lat_us.max);
-        for (s, d) in self.drives.iter_mut().zip(&x.drives) {
-            for (a, v) in
-                s.iter_mut().zip([d.read_mb_s, d.write_mb_s, d.iops, d.lat_us.mean, d.lat_us.p50, d.lat_us.p99])
-            {
+        for (i, d) in x.drives.iter().enumerate().take(self.drives.len()) {
+            let sums = [d.read_mb_s, d.write_mb_s, d.iops, d.lat_us.mean, d.lat_us.p50, d.lat_us.p99];
+            for (a, v) in self.drives[i].iter_mut().zip(sums) {
+                *a += v;
+            }
+            self.drive_max[i] = self.drive_max[i].max(d.lat_us.max);
+            for (a, v) in self.counts[i].iter_mut().zip([d.read_bytes, d.write_bytes, d.ios]) {
                 *a += v;
             }
         }
@@ -391,18 +419,26 @@ impl Mean {
             s[0] += l.util_up;
             s[1] += l.util_down;
         }
-        self.bottleneck_util += x.bottleneck.util;
+        for (s, u) in self.utils.iter_mut().zip(utils) {
+            *s += u;
+        }
         self.events += x.cost.events;
         self.ios += x.cost.ios;
         self.wall_s += x.cost.wall_s;
+        self.sim_s += x.cost.sim_s;
         self.mb_s = (self.mb_s.0.min(t.mb_s), self.mb_s.1.max(t.mb_s));
         self.iops = (self.iops.0.min(t.iops), self.iops.1.max(t.iops));
+        for w in &x.warnings {
+            if !self.warnings.contains(w) {
+                self.warnings.push(w.clone());
+            }
+        }
     }
 
-    fn finish(self, w: &Workload) -> Report {
+    fn finish(self, w: &Workload, graph: &ResourceGraph) -> Report {
         let k = f64::from(self.k);
         let mut r = self.base;
-        r.workload = serde_json::to_value(w).unwrap_or_default();
+        r.workload = w.clone();
         let [read, write, mb, iops, mean, p50, p99] = self.total.map(|v| v / k);
         r.total.read_mb_s = read;
         r.total.write_mb_s = write;
@@ -412,24 +448,30 @@ impl Mean {
         r.total.lat_us.p50 = p50;
         r.total.lat_us.p99 = p99;
         r.total.lat_us.max = self.lat_max;
-        for (d, s) in r.drives.iter_mut().zip(&self.drives) {
-            let [read, write, iops, mean, p50, p99] = s.map(|v| v / k);
+        for (i, d) in r.drives.iter_mut().enumerate() {
+            let [read, write, iops, mean, p50, p99] = self.drives[i].map(|v| v / k);
             d.read_mb_s = read;
             d.write_mb_s = write;
             d.iops = iops;
             d.lat_us.mean = mean;
             d.lat_us.p50 = p50;
             d.lat_us.p99 = p99;
+            d.lat_us.max = self.drive_max[i];
+            [d.read_bytes, d.write_bytes, d.ios] = self.counts[i];
         }
         for (l, s) in r.links.iter_mut().zip(&self.links) {
             l.util_up = s[0] / k;
             l.util_down = s[1] / k;
         }
-        r.bottleneck.util = self.bottleneck_util / k;
+        let utils: Vec<f64> = self.utils.iter().map(|u| u / k).collect();
+        r.bottleneck = bottleneck_of(graph, &utils);
         r.cost.events = self.events;
         r.cost.ios = self.ios;
         r.cost.wall_s = self.wall_s;
+        r.cost.sim_s = self.sim_s;
         r.partial = false;
+        r.covered_s = None;
+        r.warnings = self.warnings;
         r.spread = Some(Spread {
             replications: self.k,
             mb_s_min: self.mb_s.0,
@@ -452,6 +494,133 @@ mod tests {
         assert_eq!(expand_values("4k, 128k").unwrap(), ["4k", "128k"]);
         assert!(expand_values("5..1").is_err());
         assert!(expand_values("1..x").is_err());
+    }
+
+    fn topology() -> Topology {
+        let text = "[host]\npart = \"amd-am5\"\n[[node]]\nid = \"hba\"\npart = \"asm1166\"\nparent = \"host\"\n\
+                    [[drive]]\nid = \"ssd\"\ncount = 2\npart = \"micron-5300pro-3840\"\nparent = \"hba\"\n";
+        Topology::parse("t.toml", text, &iopath_model::Catalog::builtin()).unwrap()
+    }
+
+    fn run(t: &Topology, spec: WorkloadSpec) -> (Report, Vec<f64>) {
+        let w = spec.resolve().unwrap();
+        crate::run::simulate_with_utils(t, &w, &SimOptions::default()).unwrap()
+    }
+
+    /// N identical runs replicate to the run itself, but for the counts and times, which
+    /// are sums (N times the run's), and the spread (min = max).
+    #[test]
+    fn identical_runs_replicate_to_the_run() {
+        let t = topology();
+        let spec = WorkloadSpec { rw: Some("read".into()), runtime: Some("50ms".into()), ..Default::default() };
+        let (one, utils) = run(&t, spec.clone());
+        assert!(one.cost.ios > 0);
+        let mut m = Mean::new(one.clone(), &utils);
+        for _ in 1..3 {
+            m.add(&one, &utils);
+        }
+        let r = m.finish(&one.workload, &ResourceGraph::new(&t));
+        let mut expect = one.clone();
+        for d in &mut expect.drives {
+            (d.read_bytes, d.write_bytes, d.ios) = (3 * d.read_bytes, 3 * d.write_bytes, 3 * d.ios);
+        }
+        expect.cost.events *= 3;
+        expect.cost.ios *= 3;
+        expect.cost.sim_s = one.cost.sim_s + one.cost.sim_s + one.cost.sim_s;
+        expect.cost.wall_s *= 3.0;
+        expect.spread = Some(Spread {
+            replications: 3,
+            mb_s_min: one.total.mb_s,
+            mb_s_max: one.total.mb_s,
+            iops_min: one.total.iops,
+            iops_max: one.total.iops,
+        });
+        // Means of three equal numbers may differ from the number in the last bit.
+        let near = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs());
+        assert!(near(r.total.mb_s, expect.total.mb_s) && near(r.total.lat_us.mean, expect.total.lat_us.mean));
+        assert_eq!(r.bottleneck.id, expect.bottleneck.id);
+        assert!(near(r.bottleneck.util, expect.bottleneck.util));
+        let exact = |mut x: Report| {
+            x.total = Default::default();
+            x.bottleneck.util = 0.0;
+            for d in &mut x.drives {
+                (d.read_mb_s, d.write_mb_s, d.iops, d.lat_us) = (0.0, 0.0, 0.0, Default::default());
+            }
+            for l in &mut x.links {
+                (l.util_up, l.util_down) = (0.0, 0.0);
+            }
+            x
+        };
+        assert_eq!(exact(r.clone()), exact(expect));
+        for (a, b) in r.drives.iter().zip(&one.drives) {
+            assert!(near(a.read_mb_s, b.read_mb_s) && near(a.iops, b.iops) && near(a.lat_us.p99, b.lat_us.p99));
+            assert_eq!(a.lat_us.max, b.lat_us.max);
+        }
+        // The drives' I/Os add up to the run's, as in one run.
+        assert_eq!(r.drives.iter().map(|d| d.ios).sum::<u64>(), r.cost.ios);
+    }
+
+    /// Two different runs: rates and utilizations are means, counts sums, the latency max the
+    /// larger, and the bottleneck the most utilized resource of the mean utilizations, which
+    /// is neither run's own when each run has a different one.
+    #[test]
+    fn two_runs_replicate_by_field() {
+        let t = topology();
+        let g = ResourceGraph::new(&t);
+        let spec = WorkloadSpec { rw: Some("read".into()), runtime: Some("20ms".into()), ..Default::default() };
+        let (a, ua) = run(&t, spec.clone());
+        let mut b = a.clone();
+        for d in &mut b.drives {
+            d.read_mb_s *= 3.0;
+            d.ios += 7;
+            d.read_bytes += 7 * 131072;
+            d.lat_us.max = 1e6;
+        }
+        b.total.mb_s = a.total.mb_s * 3.0;
+        b.cost.ios += 14;
+        b.warnings = vec!["b's warning".into()];
+        // Run a's utilizations put resource x first, run b's resource y (x's util is 0.6 in a
+        // and 0.1 in b; y's 0.5 in both): the mean is x 0.35, y 0.5, so y binds.
+        let (x, y) = (0, 1);
+        let mut ua2 = vec![0.0; ua.len()];
+        let mut ub2 = vec![0.0; ua.len()];
+        (ua2[x], ua2[y]) = (0.6, 0.5);
+        (ub2[x], ub2[y]) = (0.1, 0.5);
+        assert_eq!(bottleneck_of(&g, &ua2).id, g.resources[x].id);
+        let mut m = Mean::new(a.clone(), &ua2);
+        m.add(&b, &ub2);
+        let r = m.finish(&a.workload, &g);
+        assert_eq!(r.total.mb_s, (a.total.mb_s + 3.0 * a.total.mb_s) / 2.0);
+        for (d, da) in r.drives.iter().zip(&a.drives) {
+            assert_eq!(d.read_mb_s, (da.read_mb_s + 3.0 * da.read_mb_s) / 2.0);
+            assert_eq!(d.ios, 2 * da.ios + 7);
+            assert_eq!(d.read_bytes, 2 * da.read_bytes + 7 * 131072);
+            assert_eq!(d.lat_us.max, 1e6);
+        }
+        assert_eq!(r.cost.ios, 2 * a.cost.ios + 14);
+        assert_eq!(r.drives.iter().map(|d| d.ios).sum::<u64>(), r.cost.ios);
+        assert_eq!(r.bottleneck.id, g.resources[y].id);
+        assert_eq!(r.bottleneck.util, 0.5);
+        assert_eq!(r.warnings, ["b's warning"]);
+        let s = r.spread.unwrap();
+        assert_eq!((s.replications, s.mb_s_min, s.mb_s_max), (2, a.total.mb_s, 3.0 * a.total.mb_s));
+    }
+
+    /// The public path: a deterministic workload (a sequential read draws nothing from its
+    /// seed) replicated over 3 seeds is the single run, with counts tripled.
+    #[test]
+    fn replicate_of_a_deterministic_run_is_the_run() {
+        let t = topology();
+        let w = WorkloadSpec { rw: Some("read".into()), runtime: Some("20ms".into()), ..Default::default() }
+            .resolve()
+            .unwrap();
+        let one = simulate(&t, &w, &SimOptions::default()).unwrap();
+        let r = replicate(&t, &w, 3, &SimOptions::default()).unwrap();
+        assert_eq!(r.cost.ios, 3 * one.cost.ios);
+        assert_eq!(r.bottleneck.id, one.bottleneck.id);
+        assert!((r.bottleneck.util - one.bottleneck.util).abs() <= 1e-12);
+        assert!((r.total.mb_s - one.total.mb_s).abs() <= 1e-9 * one.total.mb_s);
+        assert_eq!(r.drives[0].read_bytes, 3 * one.drives[0].read_bytes);
     }
 
     #[test]

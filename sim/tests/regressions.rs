@@ -90,3 +90,22 @@ fn random_requests_far_ahead_of_a_stream_are_positioned_not_streamed() {
         }
     }
 }
+
+/// Regression: a window in which no I/O completes said so on stderr only (the CLI printed
+/// it), so a report read from JSON looked like a prediction of zero. The warning is now in
+/// the report; a window long enough for I/O carries none.
+#[test]
+fn a_window_without_completed_io_warns_in_the_report() {
+    let t = one_hdd();
+    let w = |runtime: &str| {
+        WorkloadSpec { rw: Some("randread".into()), runtime: Some(runtime.into()), ..Default::default() }
+            .resolve()
+            .unwrap()
+    };
+    let r = simulate(&t, &w("1ms"), &SimOptions::default()).unwrap();
+    assert_eq!(r.cost.ios, 0);
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(r.warnings[0].starts_with("no I/O completed in the 0.001 s measured window"), "{:?}", r.warnings);
+    let r = simulate(&t, &w("0.5s"), &SimOptions::default()).unwrap();
+    assert!(r.cost.ios > 0 && r.warnings.is_empty(), "{:?}", r.warnings);
+}

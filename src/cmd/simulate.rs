@@ -31,9 +31,18 @@ pub struct SimulateArgs {
     pub quiet: bool,
 }
 
-/// Maps a simulator error to the exit code users expect: bad workloads are usage errors.
+/// A simulator refusal as the command line reports it: with the options that gave the
+/// values at fault (the simulator speaks of the workload, not of flags); exit code from
+/// the table in [`super::exit`].
 pub fn sim_error(e: SimError) -> CliError {
-    CliError::usage(anyhow::anyhow!("{e}"))
+    let option = match &e {
+        SimError::TooManyActive { asked, .. } => Some(format!("--active {asked}")),
+        SimError::Replications { asked, .. } => Some(format!("--replications {asked}")),
+        SimError::TooManyIos { iodepth, .. } => Some(format!("--iodepth {iodepth} with --numjobs")),
+        // Drives and copies are named in the message itself.
+        _ => None,
+    };
+    CliError::from_lib(option.as_deref(), e)
 }
 
 pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
@@ -61,20 +70,13 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
             iopath_sim::replicate(&topo, &w, n, &opts).map_err(sim_error)?
         }
     };
-    if report.cost.ios == 0 && !report.partial {
-        eprintln!(
-            "warning: no I/O completed in the {:.3} s measured window; the numbers are zeros, not a \
-             prediction. Lengthen it with --runtime (an HDD's first I/O alone takes ~10 ms).",
-            report.cost.sim_s
-        );
-    }
     if let Some(out) = &a.out {
         let bytes = serde_json::to_vec_pretty(&report).map_err(|e| CliError::runtime(anyhow::Error::from(e)))?;
         super::output::write_file("--out", out, &bytes)?;
     }
     if a.json {
         print_json(&report)?;
-        if report.partial && !a.quiet {
+        if !a.quiet {
             // The table prints its warnings; JSON carries them, and a person should see them too.
             for w in &report.warnings {
                 eprintln!("warning: {w}");
@@ -83,5 +85,5 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
     } else {
         print_text(&iopath_reports::tables::report_table(&report))?;
     }
-    Ok(if report.partial { super::EXIT_INTERRUPTED } else { 0 })
+    Ok(if report.partial { super::exit::INTERRUPTED } else { 0 })
 }

@@ -10,7 +10,9 @@
 //! jobname and are summed; their latency mean is weighted by I/Os and their percentiles
 //! are the largest of the clones' (an upper bound).
 
-use iopath_model::report::{Bottleneck, Cost, DriveResult, Latency, Report, ReportKind, Total};
+use iopath_model::report::{
+    Bottleneck, Cost, DriveResult, Latency, Measured, MeasuredTarget, Report, ReportKind, Total,
+};
 use iopath_model::workload::{Rw, Workload};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -225,16 +227,26 @@ pub fn to_report(out: &FioOutput, ids: &BTreeMap<String, String>, topology: &str
         total.lat_us.mean /= lat_weight;
     }
     total.mb_s = total.read_mb_s + total.write_mb_s;
-    let mut wl = serde_json::Map::new();
-    wl.insert("source".into(), format!("fio {}", out.version).into());
-    for (k, v) in &out.global_options {
-        wl.insert(k.clone(), v.clone().into());
-    }
+    let targets = out
+        .jobs
+        .iter()
+        .zip(&drives)
+        .map(|(j, d)| MeasuredTarget { id: d.id.clone(), path: j.filename.clone().unwrap_or_default() })
+        .collect();
+    let g = &out.global_options;
+    let seconds = |k: &str| g.get(k).and_then(|v| v.trim_end_matches('s').parse::<f64>().ok());
     Report {
         schema_version: iopath_model::report::SCHEMA_VERSION,
         kind: ReportKind::Measured,
         topology: topology.to_string(),
-        workload: Value::Object(wl),
+        workload: fio_workload(g),
+        measured: Some(Measured {
+            engine: if out.version.is_empty() { "fio".into() } else { out.version.clone() },
+            runtime_s: seconds("runtime").unwrap_or(secs),
+            ramp_s: seconds("ramp_time").unwrap_or(0.0),
+            targets,
+            options: g.clone(),
+        }),
         total,
         drives,
         links: Vec::new(),
@@ -245,6 +257,22 @@ pub fn to_report(out: &FioOutput, ids: &BTreeMap<String, String>, topology: &str
         warnings: Vec::new(),
         spread: None,
     }
+}
+
+/// The workload of fio's global options, as far as iopath's vocabulary names it (`rw`,
+/// `bs`, `iodepth`, `numjobs`, `rwmixread`); the defaults for what is absent or not
+/// understood. Every option is also kept, as written, in the report's `measured.options`.
+fn fio_workload(g: &BTreeMap<String, String>) -> Workload {
+    let num = |k: &str| g.get(k).and_then(|v| v.parse::<u32>().ok());
+    let spec = iopath_model::WorkloadSpec {
+        rw: g.get("rw").or_else(|| g.get("readwrite")).cloned(),
+        bs: g.get("bs").map(|b| b.split([',', '-', ':']).next().unwrap_or(b).to_string()),
+        iodepth: num("iodepth"),
+        numjobs: num("numjobs"),
+        rwmixread: num("rwmixread"),
+        ..Default::default()
+    };
+    spec.resolve().unwrap_or_default()
 }
 
 /// A target of a job file: section name and file or device.

@@ -28,6 +28,7 @@
 
 pub mod blkid;
 pub mod calibrate;
+pub mod compare;
 pub mod discover;
 pub mod engine;
 pub mod fio;

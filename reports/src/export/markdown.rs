@@ -4,7 +4,7 @@
 use super::{ExportFormat, Exporter};
 use crate::error::ReportError;
 use crate::tables::{
-    PARTIAL_MARKER, cost_line, drive_table, fmt_pct, link_table, sweep_text_table, sweep_workload_label, workload_label,
+    PARTIAL_MARKER, cost_line, drive_table, fmt_pct, link_table, sweep_text_table, sweep_workload_label,
 };
 use iopath_model::report::{Report, ReportKind, Sweep};
 use std::fmt::Write as _;
@@ -49,7 +49,7 @@ impl Exporter for MarkdownExporter {
             ReportKind::Measured => "measured",
         };
         let _ = writeln!(out, "## {} ({kind})\n", r.topology);
-        let w = workload_label(&r.workload);
+        let w = r.workload.describe();
         if !w.is_empty() {
             let _ = writeln!(out, "Workload: `{w}`\n");
         }

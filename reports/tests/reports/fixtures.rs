@@ -4,6 +4,7 @@
 use iopath_model::report::{
     Bottleneck, Cost, DriveResult, Latency, LinkUtil, Report, ReportKind, SCHEMA_VERSION, Sweep, SweepPoint, Total,
 };
+use iopath_model::workload::Workload;
 use serde_json::{Value, json};
 
 /// A drive reading `read` MB/s and writing `write` MB/s with 128 KiB I/Os.
@@ -28,7 +29,8 @@ pub fn report(drives: Vec<DriveResult>, bottleneck: &str, util: f64) -> Report {
         schema_version: SCHEMA_VERSION,
         kind: ReportKind::Simulated,
         topology: "ASM1166 with six SATA SSDs".into(),
-        workload: json!({"rw": "read", "bs": "128k", "iodepth": 32}),
+        workload: Workload { iodepth: 32, ..Default::default() },
+        measured: None,
         total: Total {
             read_mb_s: read,
             write_mb_s: write,

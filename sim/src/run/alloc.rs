@@ -9,13 +9,13 @@ impl Sim {
     /// max-min allocation of everyone else is unchanged: give it the leftover and stop there.
     /// Otherwise the component needs a full reallocation (returns false).
     pub(super) fn try_join(&mut self, c: usize, k: usize, now: u64) -> bool {
-        if self.comps[k].dirty || self.classes[c].costs.is_empty() {
+        if self.alloc.comps[k].dirty || self.classes[c].costs.is_empty() {
             return false;
         }
         let mut rate = f64::INFINITY;
         for cost in &self.classes[c].costs {
             if cost.s_per_byte > 0.0 {
-                rate = rate.min((1.0 - self.load[cost.resource]).max(0.0) / cost.s_per_byte);
+                rate = rate.min((1.0 - self.alloc.load[cost.resource]).max(0.0) / cost.s_per_byte);
             }
         }
         if !(rate.is_finite() && rate > 0.0) {
@@ -23,17 +23,17 @@ impl Sim {
         }
         // Every resource this rate fills must be the class's alone.
         for cost in &self.classes[c].costs {
-            let headroom = (1.0 - self.load[cost.resource]).max(0.0) / cost.s_per_byte;
-            if cost.s_per_byte > 0.0 && headroom <= rate * (1.0 + 1e-9) && self.res_active[cost.resource] > 1 {
+            let headroom = (1.0 - self.alloc.load[cost.resource]).max(0.0) / cost.s_per_byte;
+            if cost.s_per_byte > 0.0 && headroom <= rate * (1.0 + 1e-9) && self.alloc.res_active[cost.resource] > 1 {
                 return false;
             }
         }
         self.integrate(k, now);
         for cost in &self.classes[c].costs {
-            self.load[cost.resource] += rate * cost.s_per_byte;
-            if !self.is_loaded[cost.resource] {
-                self.is_loaded[cost.resource] = true;
-                self.comps[k].loaded.push(cost.resource);
+            self.alloc.load[cost.resource] += rate * cost.s_per_byte;
+            if !self.alloc.is_loaded[cost.resource] {
+                self.alloc.is_loaded[cost.resource] = true;
+                self.alloc.comps[k].loaded.push(cost.resource);
             }
         }
         let cl = &mut self.classes[c];
@@ -47,25 +47,25 @@ impl Sim {
     /// A class stops moving data. If no resource it used is both full and used by another
     /// moving class, nobody else was held back by it: release its load and stop there.
     pub(super) fn try_leave(&mut self, c: usize, k: usize, old_rate: f64, now: u64) -> bool {
-        if self.comps[k].dirty || !old_rate.is_finite() {
+        if self.alloc.comps[k].dirty || !old_rate.is_finite() {
             return false;
         }
         for cost in &self.classes[c].costs {
-            if self.res_active[cost.resource] > 0 && self.load[cost.resource] >= 1.0 - 1e-9 {
+            if self.alloc.res_active[cost.resource] > 0 && self.alloc.load[cost.resource] >= 1.0 - 1e-9 {
                 return false;
             }
         }
         self.integrate(k, now);
         for cost in &self.classes[c].costs {
-            self.load[cost.resource] = (self.load[cost.resource] - old_rate * cost.s_per_byte).max(0.0);
+            self.alloc.load[cost.resource] = (self.alloc.load[cost.resource] - old_rate * cost.s_per_byte).max(0.0);
         }
         true
     }
 
     pub(super) fn mark_dirty(&mut self, k: usize) {
-        if !self.comps[k].dirty {
-            self.comps[k].dirty = true;
-            self.dirty.push(k as u32);
+        if !self.alloc.comps[k].dirty {
+            self.alloc.comps[k].dirty = true;
+            self.alloc.dirty.push(k as u32);
         }
     }
 
@@ -74,19 +74,19 @@ impl Sim {
     /// completions whose rate changed.
     pub(super) fn reallocate(&mut self) {
         let now = self.sched.now().nanos();
-        let dirty = std::mem::take(&mut self.dirty);
+        let dirty = std::mem::take(&mut self.alloc.dirty);
         for &k in &dirty {
             self.reallocate_component(k as usize, now);
         }
-        self.dirty = dirty;
-        self.dirty.clear();
+        self.alloc.dirty = dirty;
+        self.alloc.dirty.clear();
     }
 
     pub(super) fn reallocate_component(&mut self, k: usize, now: u64) {
-        self.comps[k].dirty = false;
+        self.alloc.comps[k].dirty = false;
         self.integrate(k, now);
-        let (ws, we) = (self.win_start, self.win_end);
-        let comp = &mut self.comps[k];
+        let (ws, we) = (self.win.start, self.win.end);
+        let comp = &mut self.alloc.comps[k];
         for &c in &comp.active {
             let cl = &mut self.classes[c as usize];
             account(cl, now, ws, we);
@@ -101,13 +101,13 @@ impl Sim {
         drop(flows);
         // Resource loads: only those the previous or this allocation touched can be non-zero.
         for &r in &comp.loaded {
-            self.load[r] = 0.0;
-            self.is_loaded[r] = false;
+            self.alloc.load[r] = 0.0;
+            self.alloc.is_loaded[r] = false;
         }
         comp.loaded.clear();
         for (i, &r) in comp.maxmin.res.iter().enumerate() {
-            self.load[r] = comp.maxmin.used[i];
-            self.is_loaded[r] = true;
+            self.alloc.load[r] = comp.maxmin.used[i];
+            self.alloc.is_loaded[r] = true;
             comp.loaded.push(r);
         }
         for (i, &c) in comp.active.iter().enumerate() {
@@ -134,16 +134,51 @@ impl Sim {
     /// Adds a component's resources' busy time since its last allocation, clipped to the
     /// measured window.
     pub(super) fn integrate(&mut self, k: usize, now: u64) {
-        let comp = &mut self.comps[k];
-        let a = comp.last.max(self.win_start);
-        let b = now.min(self.win_end);
+        let comp = &mut self.alloc.comps[k];
+        let a = comp.last.max(self.win.start);
+        let b = now.min(self.win.end);
         if b > a {
             let dt = (b - a) as f64;
             for &r in &comp.loaded {
-                self.util_ns[r] += self.load[r].min(1.0) * dt;
+                self.alloc.util_ns[r] += self.alloc.load[r].min(1.0) * dt;
             }
         }
         comp.last = now;
+    }
+}
+
+/// The fluid allocation's state. Classes that share no resource cannot change each other's
+/// rates: each connected group (a component, e.g. one HBA's subtree) is reallocated on its own.
+pub(super) struct Alloc {
+    pub(super) comps: Vec<Comp>,
+    pub(super) comp_of: Vec<u32>,
+    /// Components whose set of moving classes changed since their last allocation.
+    pub(super) dirty: Vec<u32>,
+    /// Each class's index in its component's `active` list (u32::MAX when idle).
+    pub(super) active_pos: Vec<u32>,
+    /// Moving classes using each resource.
+    pub(super) res_active: Vec<u32>,
+    /// Whether a resource is in its component's `loaded` list.
+    pub(super) is_loaded: Vec<bool>,
+    /// Current load of each resource (sum of rate x cost) and its integral over the window.
+    pub(super) load: Vec<f64>,
+    pub(super) util_ns: Vec<f64>,
+}
+
+impl Alloc {
+    /// Nothing moving yet: the components of `classes` over `n_res` resources.
+    pub(super) fn new(classes: &[Class], n_res: usize) -> Alloc {
+        let (comp_of, n_comps) = components(classes, n_res);
+        Alloc {
+            comps: (0..n_comps).map(|_| Comp { maxmin: MaxMin::new(n_res), ..Default::default() }).collect(),
+            comp_of,
+            dirty: Vec::new(),
+            active_pos: vec![u32::MAX; classes.len()],
+            res_active: vec![0; n_res],
+            is_loaded: vec![false; n_res],
+            load: vec![0.0; n_res],
+            util_ns: vec![0.0; n_res],
+        }
     }
 }
 

@@ -147,14 +147,14 @@ impl Sim {
         let was_idle = self.classes[c].fifo.is_empty();
         self.classes[c].fifo.push_back((io, len));
         if was_idle {
-            let k = self.comp_of[c] as usize;
-            self.active_pos[c] = self.comps[k].active.len() as u32;
-            self.comps[k].active.push(c as u32);
+            let k = self.alloc.comp_of[c] as usize;
+            self.alloc.active_pos[c] = self.alloc.comps[k].active.len() as u32;
+            self.alloc.comps[k].active.push(c as u32);
             let now = self.sched.now().nanos();
             self.classes[c].acc_t = now;
             self.classes[c].last = now;
             for cost in &self.classes[c].costs {
-                self.res_active[cost.resource] += 1;
+                self.alloc.res_active[cost.resource] += 1;
             }
             if !self.try_join(c, k, now) {
                 self.mark_dirty(k);
@@ -167,7 +167,7 @@ impl Sim {
         if self.classes[c as usize].fifo.is_empty() {
             return;
         }
-        let (ws, we) = (self.win_start, self.win_end);
+        let (ws, we) = (self.win.start, self.win.end);
         let cl = &mut self.classes[c as usize];
         // Account for what moved up to now while the class still counts as moving.
         account(cl, now, ws, we);
@@ -188,15 +188,15 @@ impl Sim {
             let old_rate = cl.rate;
             cl.rate = 0.0;
             cl.version += 1;
-            let k = self.comp_of[c as usize] as usize;
-            let pos = self.active_pos[c as usize] as usize;
-            self.comps[k].active.swap_remove(pos);
-            if let Some(&moved) = self.comps[k].active.get(pos) {
-                self.active_pos[moved as usize] = pos as u32;
+            let k = self.alloc.comp_of[c as usize] as usize;
+            let pos = self.alloc.active_pos[c as usize] as usize;
+            self.alloc.comps[k].active.swap_remove(pos);
+            if let Some(&moved) = self.alloc.comps[k].active.get(pos) {
+                self.alloc.active_pos[moved as usize] = pos as u32;
             }
-            self.active_pos[c as usize] = u32::MAX;
+            self.alloc.active_pos[c as usize] = u32::MAX;
             for cost in &self.classes[c as usize].costs {
-                self.res_active[cost.resource] -= 1;
+                self.alloc.res_active[cost.resource] -= 1;
             }
             if !self.try_leave(c as usize, k, old_rate, now) {
                 self.mark_dirty(k);
@@ -257,7 +257,7 @@ impl Sim {
             (x.job, x.drive as usize, x.stage, x.len, x.start, x.pm, x.copy_to)
         };
         debug_assert!(pm.is_none(), "the CBS token is released at the controller");
-        if now >= self.win_start && now <= self.win_end {
+        if now >= self.win.start && now <= self.win.end {
             let st = &mut self.drives[d].st;
             match stage {
                 Stage::Read => st.read_bytes += len,
@@ -270,7 +270,7 @@ impl Sim {
             st.first.get_or_insert(now);
             st.last = now;
             st.used = true;
-            self.completed += 1;
+            self.win.completed += 1;
         }
         if stage == Stage::Read
             && let Some(dst) = copy_to

@@ -42,7 +42,8 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use alloc::{Comp, account, components};
+use alloc::{Alloc, account};
+pub(crate) use report::bottleneck_of;
 use report::{LAT_UNIT_NS, new_histogram};
 pub use targets::target_drives;
 
@@ -51,19 +52,19 @@ pub use targets::target_drives;
 pub enum SimError {
     #[error("no drive has id {id:?}{hint}")]
     UnknownDrive { id: String, hint: String },
-    #[error("--active {asked}: the topology has only {have} drives")]
+    #[error("{asked} active drives asked for, but the topology has only {have} drives")]
     TooManyActive { asked: usize, have: usize },
     /// A copy chain or a destination with two sources.
     #[error(transparent)]
     Bind(iopath_model::bind::BindError),
     #[error(
-        "--replications {asked}: expected 1 to {max} seeds (the spread of a mean shrinks as \
+        "{asked} replications: expected 1 to {max} seeds (the spread of a mean shrinks as \
          1/sqrt(n), so {max} seeds already put it at 3% of one seed's)"
     )]
     Replications { asked: u32, max: u32 },
     #[error(
         "{jobs} jobs (drives x numjobs) x iodepth {iodepth} = {} I/Os outstanding; at most {max} \
-         (each is memory before the run starts): lower --iodepth, --numjobs or the drives used",
+         (each is memory before the run starts): lower the iodepth, the jobs per drive or the drives used",
         jobs * u64::from(*iodepth)
     )]
     TooManyIos { jobs: u64, iodepth: u32, max: u64 },
@@ -211,14 +212,23 @@ struct DriveStats {
 
 /// Runs one workload on one topology and reports what the hardware would do.
 pub fn simulate(t: &Topology, w: &Workload, opts: &SimOptions) -> Result<Report, SimError> {
+    simulate_with_utils(t, w, opts).map(|(r, _)| r)
+}
+
+/// [`simulate`], and the utilization of every resource of the run's graph, in graph order.
+pub(crate) fn simulate_with_utils(
+    t: &Topology,
+    w: &Workload,
+    opts: &SimOptions,
+) -> Result<(Report, Vec<f64>), SimError> {
     let mut s = Sim::new(t, w)?;
     s.wall_start = opts.wall_clock.map(|c| c());
     s.run(opts.cancel);
-    let mut r = s.report(t, w);
+    let (mut r, utils) = s.report(t, w);
     if let Some(clock) = opts.wall_clock {
         r.cost.wall_s = clock() - s.wall_start.unwrap_or(0.0);
     }
-    Ok(r)
+    Ok((r, utils))
 }
 
 /// Whether a run covers regions once (no runtime: a sequential job given a region), and
@@ -257,30 +267,27 @@ struct Sim {
     classes: Vec<Class>,
     drives: Vec<DriveSt>,
     pms: Vec<PmSt>,
-    /// Classes that share no resource cannot change each other's rates: each connected group
-    /// (a component, e.g. one HBA's subtree) is reallocated on its own.
-    comps: Vec<Comp>,
-    comp_of: Vec<u32>,
-    /// Components whose set of moving classes changed since their last allocation.
-    dirty: Vec<u32>,
-    /// Each class's index in its component's `active` list (u32::MAX when idle).
-    active_pos: Vec<u32>,
-    /// Moving classes using each resource.
-    res_active: Vec<u32>,
-    /// Whether a resource is in its component's `loaded` list.
-    is_loaded: Vec<bool>,
-    /// Current load of each resource (sum of rate x cost) and its integral over the window.
-    load: Vec<f64>,
-    util_ns: Vec<f64>,
-    win_start: u64,
-    win_end: u64,
-    time_based: bool,
+    /// The fluid allocation: components, loads, utilization integrals.
+    alloc: Alloc,
+    /// The measured window and what the run reached.
+    win: Window,
     iodepth: u32,
+    wall_start: Option<f64>,
+}
+
+/// The measured window [ns] and the run's progress: what the statistics are taken over.
+struct Window {
+    start: u64,
+    end: u64,
+    /// False for a run that covers each drive's region once (the window is then [0, end of
+    /// the run]).
+    time_based: bool,
+    /// I/Os completed inside the window.
     completed: u64,
+    /// Stopped by the cancel flag.
     partial: bool,
     /// Simulated time the run reached [ns] (ramp included).
     reached: u64,
-    wall_start: Option<f64>,
 }
 
 impl Sim {
@@ -292,36 +299,36 @@ impl Sim {
         }
         while let Some(next) = self.sched.pop() {
             let now = self.sched.now().nanos();
-            if self.time_based && now >= self.win_end {
+            if self.win.time_based && now >= self.win.end {
                 break;
             }
             match next {
                 Next::Event(ev) => self.handle(ev),
                 Next::Timer(class) => self.xfer_done(class as u32),
             }
-            if !self.dirty.is_empty() {
+            if !self.alloc.dirty.is_empty() {
                 self.reallocate();
             }
             if self.sched.processed() & CANCEL_CHECK_MASK == 0 && cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                self.partial = true;
+                self.win.partial = true;
                 break;
             }
         }
-        self.reached = self.sched.now().nanos();
-        if self.partial && self.time_based {
+        self.win.reached = self.sched.now().nanos();
+        if self.win.partial && self.win.time_based {
             // The measured window ends where the run stopped, never where it would have
             // ended: [ramp end, time reached], empty when stopped inside the ramp.
-            self.win_end = self.reached.clamp(self.win_start, self.win_end);
+            self.win.end = self.win.reached.clamp(self.win.start, self.win.end);
         }
-        let end = if self.time_based { self.win_end } else { self.reached };
-        for k in 0..self.comps.len() {
+        let end = if self.win.time_based { self.win.end } else { self.win.reached };
+        for k in 0..self.alloc.comps.len() {
             self.integrate(k, end);
-            for &c in &self.comps[k].active {
-                account(&mut self.classes[c as usize], end, self.win_start, self.win_end);
+            for &c in &self.alloc.comps[k].active {
+                account(&mut self.classes[c as usize], end, self.win.start, self.win.end);
             }
         }
-        if !self.time_based {
-            self.win_end = end;
+        if !self.win.time_based {
+            self.win.end = end;
         }
     }
 

@@ -3,10 +3,12 @@
 use super::*;
 
 impl Sim {
-    pub(super) fn report(&self, t: &Topology, w: &Workload) -> Report {
+    /// The report, and the utilization of every resource of the graph (in its order) that
+    /// the bottleneck was chosen from (`replicate` averages them).
+    pub(super) fn report(&self, t: &Topology, w: &Workload) -> (Report, Vec<f64>) {
         // The measured window; empty only when an interrupt stopped the run inside the ramp,
         // and then nothing is divided by it: rates are 0 and a warning says why.
-        let window_ns = self.win_end.saturating_sub(self.win_start) as f64;
+        let window_ns = self.win.end.saturating_sub(self.win.start) as f64;
         let per_s = |x: f64, secs: f64| if secs > 0.0 { x / secs } else { 0.0 };
         let mut drives = Vec::new();
         let mut total = Total::default();
@@ -16,12 +18,12 @@ impl Sim {
         for dr in &self.drives {
             let st = &dr.st;
             // Coverage runs: each drive's rate over its own active time.
-            let span = if self.time_based { window_ns } else { st.last as f64 };
+            let span = if self.win.time_based { window_ns } else { st.last as f64 };
             let secs = span * 1e-9;
             let lat = latency(&st.hist, st.lat_sum_ns, st.ios);
             // Time-based runs count the bytes that crossed the drive's link inside the window
             // (as the bound does); coverage runs count completed I/Os over the drive's span.
-            let (rd, wr) = if self.time_based {
+            let (rd, wr) = if self.win.time_based {
                 (self.classes[dr.class[0] as usize].window_bytes, self.classes[dr.class[1] as usize].window_bytes)
             } else {
                 (st.read_bytes, st.write_bytes)
@@ -49,8 +51,8 @@ impl Sim {
 
         // Link utilization, by node.
         let g = &self.graph;
-        let span = if self.time_based { window_ns } else { self.win_end as f64 };
-        let util = |r: usize| per_s(self.util_ns[r], span).min(1.0);
+        let span = if self.win.time_based { window_ns } else { self.win.end as f64 };
+        let util = |r: usize| per_s(self.alloc.util_ns[r], span).min(1.0);
         let mut links: Vec<LinkUtil> = Vec::new();
         for ix in 0..t.nodes.len() {
             let res = g.link_resources(ix);
@@ -69,7 +71,7 @@ impl Sim {
                 kind: r0.kind.to_string(),
             });
         }
-        let mut bottleneck = Bottleneck { id: "none".into(), util: 0.0 };
+        let mut utils = Vec::with_capacity(g.resources.len());
         for (r, res) in g.resources.iter().enumerate() {
             let mut u = util(r);
             if res.kind == "media"
@@ -78,61 +80,84 @@ impl Sim {
             {
                 u = per_s(h.busy_ns, span).min(1.0);
             }
-            if u > bottleneck.util + 1e-9 {
-                bottleneck = Bottleneck { id: res.id.clone(), util: u };
-            }
+            utils.push(u);
         }
+        let bottleneck = bottleneck_of(g, &utils);
         let sim_s = window_ns * 1e-9;
-        Report {
+        let mut warnings = Vec::new();
+        if self.win.partial {
+            warnings.push(self.partial_warning());
+        } else if self.win.completed == 0 {
+            warnings.push(format!(
+                "no I/O completed in the {:.3} s measured window; the numbers are zeros, not a \
+                 prediction. Lengthen the runtime (an HDD's first I/O alone takes ~10 ms).",
+                if self.win.time_based { sim_s } else { self.win.end as f64 * 1e-9 }
+            ));
+        }
+        let report = Report {
             schema_version: iopath_model::report::SCHEMA_VERSION,
             kind: ReportKind::Simulated,
             topology: t.name.clone(),
-            workload: serde_json::to_value(w).unwrap_or_default(),
+            workload: w.clone(),
+            measured: None,
             total,
             drives,
             links,
             bottleneck,
             cost: RunCost {
                 events: self.sched.processed(),
-                ios: self.completed,
+                ios: self.win.completed,
                 wall_s: 0.0,
-                sim_s: if self.time_based { sim_s } else { self.win_end as f64 * 1e-9 },
+                sim_s: if self.win.time_based { sim_s } else { self.win.end as f64 * 1e-9 },
                 cpu_s: None,
             },
-            partial: self.partial,
-            covered_s: self.partial.then_some(self.reached as f64 * 1e-9),
-            warnings: if self.partial { vec![self.partial_warning()] } else { Vec::new() },
+            partial: self.win.partial,
+            covered_s: self.win.partial.then_some(self.win.reached as f64 * 1e-9),
+            warnings,
             spread: None,
-        }
+        };
+        (report, utils)
     }
 
     /// What an interrupted run covered, in words.
     pub(super) fn partial_warning(&self) -> String {
         let s = |ns: u64| ns as f64 * 1e-9;
-        if !self.time_based {
+        if !self.win.time_based {
             return format!(
                 "interrupted at {:.3} s of simulated time, before every drive covered its region: \
                  each drive's numbers are over the I/Os it completed",
-                s(self.reached)
+                s(self.win.reached)
             );
         }
-        if self.win_end <= self.win_start {
+        if self.win.end <= self.win.start {
             format!(
                 "interrupted at {:.3} s of simulated time, inside the {:.3} s ramp: nothing was measured, \
                  so there is no throughput (reported as 0); run longer or shorten --ramp",
-                s(self.reached),
-                s(self.win_start)
+                s(self.win.reached),
+                s(self.win.start)
             )
         } else {
             format!(
                 "interrupted at {:.3} s of simulated time: the numbers cover the {:.3} s from the end of \
                  the ramp ({:.3} s) to there, not the whole measured time",
-                s(self.reached),
-                s(self.win_end - self.win_start),
-                s(self.win_start)
+                s(self.win.reached),
+                s(self.win.end - self.win.start),
+                s(self.win.start)
             )
         }
     }
+}
+
+/// The most utilized resource (the first of equals, within 1e-9), or "none" when nothing
+/// is used.
+pub(crate) fn bottleneck_of(g: &ResourceGraph, utils: &[f64]) -> Bottleneck {
+    let mut b = Bottleneck { id: "none".into(), util: 0.0 };
+    for (res, &u) in g.resources.iter().zip(utils) {
+        if u > b.util + 1e-9 {
+            b = Bottleneck { id: res.id.clone(), util: u };
+        }
+    }
+    b
 }
 
 /// Latency histograms count in units of 100 ns from 100 ns to 1 h with 2 significant

@@ -52,15 +52,7 @@ impl Sim {
             let mut class = [0u32; 2];
             for (k, dir) in [Dir::Read, Dir::Write].into_iter().enumerate() {
                 class[k] = classes.len() as u32;
-                classes.push(Class {
-                    costs: graph.class_costs(t, d, dir, w.bs.get(), random, false),
-                    window_bytes: 0.0,
-                    acc_t: 0,
-                    fifo: VecDeque::new(),
-                    rate: 0.0,
-                    last: 0,
-                    version: 0,
-                });
+                classes.push(Class::new(graph.class_costs(t, d, dir, w.bs.get(), random, false)));
             }
             let lat = graph.latencies(t, d);
             let pm = t.path_to_host(d).iter().find_map(|&ix| pm_of_node[ix]);
@@ -86,16 +78,7 @@ impl Sim {
                 pm,
                 class,
                 lanes,
-                st: DriveStats {
-                    read_bytes: 0.0,
-                    write_bytes: 0.0,
-                    ios: 0,
-                    hist: new_histogram(),
-                    lat_sum_ns: 0.0,
-                    first: None,
-                    last: 0,
-                    used: false,
-                },
+                st: DriveStats::new(),
             });
         }
         let slot_of = |d: NodeIx| targets.iter().position(|&x| x == d).expect("target drive") as u32;
@@ -160,10 +143,8 @@ impl Sim {
                 }
             }
         }
-        let n_res = graph.resources.len();
-        let n_classes = classes.len();
-        let (comp_of, n_comps) = components(&classes, n_res);
-        let (win_start, win_end) = if coverage { (0, u64::MAX) } else { (ramp_ns, ramp_ns + runtime_ns) };
+        let alloc = Alloc::new(&classes, graph.resources.len());
+        let win = Window::new(coverage, ramp_ns, runtime_ns);
         Ok(Sim {
             sched,
             graph,
@@ -173,22 +154,40 @@ impl Sim {
             classes,
             drives,
             pms,
-            comps: (0..n_comps).map(|_| Comp { maxmin: MaxMin::new(n_res), ..Default::default() }).collect(),
-            comp_of,
-            dirty: Vec::new(),
-            active_pos: vec![u32::MAX; n_classes],
-            res_active: vec![0; n_res],
-            is_loaded: vec![false; n_res],
-            load: vec![0.0; n_res],
-            util_ns: vec![0.0; n_res],
-            win_start,
-            win_end,
-            time_based: !coverage,
+            alloc,
+            win,
             iodepth: w.iodepth,
-            completed: 0,
-            partial: false,
-            reached: 0,
             wall_start: None,
         })
+    }
+}
+
+impl Class {
+    fn new(costs: Vec<Cost>) -> Class {
+        Class { costs, window_bytes: 0.0, acc_t: 0, fifo: VecDeque::new(), rate: 0.0, last: 0, version: 0 }
+    }
+}
+
+impl DriveStats {
+    fn new() -> DriveStats {
+        DriveStats {
+            read_bytes: 0.0,
+            write_bytes: 0.0,
+            ios: 0,
+            hist: new_histogram(),
+            lat_sum_ns: 0.0,
+            first: None,
+            last: 0,
+            used: false,
+        }
+    }
+}
+
+impl Window {
+    /// The measured window of a run: after the ramp for `runtime_ns`, or for a run that
+    /// covers each region once, from 0 to wherever it ends.
+    fn new(coverage: bool, ramp_ns: u64, runtime_ns: u64) -> Window {
+        let (start, end) = if coverage { (0, u64::MAX) } else { (ramp_ns, ramp_ns + runtime_ns) };
+        Window { start, end, time_based: !coverage, completed: 0, partial: false, reached: 0 }
     }
 }

@@ -6,7 +6,9 @@ use super::plan::Plan;
 use super::run::{Ran, per_target};
 use crate::engine::{Tally, new_hist};
 use hdrhistogram::Histogram;
-use iopath_model::report::{Bottleneck, Cost, DriveResult, Latency, Report, ReportKind, Total};
+use iopath_model::report::{
+    Bottleneck, Cost, DriveResult, Latency, Measured, MeasuredTarget, Report, ReportKind, Total,
+};
 use std::time::Instant;
 
 /// The report of a run.
@@ -105,24 +107,23 @@ pub(super) fn summarise(
         ));
     }
 
-    let mut wl = serde_json::to_value(w).unwrap_or(serde_json::Value::Null);
-    if let Some(obj) = wl.as_object_mut() {
-        obj.insert("engine".into(), engine.into());
-        obj.insert("runtime_s".into(), o.runtime.as_secs_f64().into());
-        obj.insert("ramp_s".into(), o.ramp.as_secs_f64().into());
-        obj.insert(
-            "targets".into(),
-            serde_json::Value::Array(
-                targets.iter().map(|t| serde_json::json!({"id": t.id, "path": t.path.display().to_string()})).collect(),
-            ),
-        );
-    }
+    let measured = Measured {
+        engine: engine.to_string(),
+        runtime_s: o.runtime.as_secs_f64(),
+        ramp_s: o.ramp.as_secs_f64(),
+        targets: targets
+            .iter()
+            .map(|t| MeasuredTarget { id: t.id.clone(), path: t.path.display().to_string() })
+            .collect(),
+        options: Default::default(),
+    };
     drop(opened);
     Report {
         schema_version: iopath_model::report::SCHEMA_VERSION,
         kind: ReportKind::Measured,
         topology: o.topology.clone(),
-        workload: wl,
+        workload: w.clone(),
+        measured: Some(measured),
         total,
         drives,
         links: Vec::new(),
