@@ -1,9 +1,9 @@
 //! `iopath`: predict and check the throughput of storage I/O paths.
 //!
-//! A thin main: parse the command line (clap), call the library crates, print. Exit codes:
-//! 0 success, 1 a run-time failure, 2 a usage or configuration error, 130 interrupted by
-//! Ctrl-C (the partial result is still printed and written). A closed stdout
-//! (`iopath ... | head`) exits 0.
+//! A thin main: parse the command line (clap), call the library crates, print. Exit codes
+//! come from one table, `cmd::exit`: 0 success, 1 a run-time failure, 2 a usage or
+//! configuration error, 130 interrupted by Ctrl-C (the partial result is still printed and
+//! written). A closed stdout (`iopath ... | head`) exits 0.
 
 mod cmd;
 
@@ -14,7 +14,7 @@ fn main() -> ExitCode {
     let cli = match cmd::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            let code = if e.use_stderr() { cmd::exit::USAGE } else { cmd::exit::OK };
             let _ = e.print();
             return ExitCode::from(code);
         }
@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             if e.is_broken_pipe() {
-                return ExitCode::SUCCESS;
+                return ExitCode::from(cmd::exit::OK);
             }
             eprintln!("{e}");
             ExitCode::from(e.code)

@@ -10,8 +10,8 @@
 //! - bad input: a bad `--free` exits 2 with a clear message.
 
 use iopath_model::{Catalog, Topology, WorkloadSpec};
+use iopath_test_support::{self as rig, Rig};
 use iopath_validate::calibrate::{self, LoadOptions};
-use iopath_validate::rig::{self, Rig};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -141,7 +141,17 @@ fn published_five_drive_points_predict_the_three_drive_points() {
         eprintln!("  {}: published {:.2} MB/s, fitted model {:.2}", p["workload"], p["observed"], p["after"]);
     }
     assert!(r["after"]["rms_log"].as_f64().unwrap() < r["before"]["rms_log"].as_f64().unwrap() / 4.0, "{r}");
-    assert!((0.05..=1.0).contains(&eff) && (0.0..=100000.0).contains(&sw));
+    // The fitted model reproduces each point it was fitted to (the bounds of the figures
+    // are the transform's, so checking them would assert nothing), and the efficiency moved
+    // up from its start 20% low, as the published rates need.
+    for p in r["points"].as_array().unwrap() {
+        let (obs, after) = (p["observed"].as_f64().unwrap(), p["after"].as_f64().unwrap());
+        within(after, obs, 0.05, &format!("fitted 5-drive point {} (MB/s)", p["workload"]));
+    }
+    assert!(
+        eff > 0.72 * 1.05,
+        "pm.upstream_efficiency {eff} did not move up from its start 0.72 (switch cost {sw} us)"
+    );
     // The held-out 3-drive points (195.94 and 234.19 MiB/s) with the fitted part file.
     let o = iopath()
         .arg("--parts")

@@ -218,14 +218,33 @@ mod simulate {
         }
     }
 
-    /// The readable table is the default output.
+    /// The readable table is the default output, and its numbers are the report's: every
+    /// drive row and the total show the JSON output's read MB/s and IOPS of the same run.
     #[test]
     fn default_output_is_a_table() {
-        iopath()
-            .args(["simulate", "configs/asm1166-6ssd.toml", "--runtime", "0.1s", "--active", "2"])
-            .assert()
-            .success()
-            .stdout(predicate::str::contains("hba.uplink").or(predicate::str::contains("MB/s")));
+        let args = ["simulate", "configs/asm1166-6ssd.toml", "--runtime", "0.1s", "--active", "2"];
+        let out = iopath().args(args).assert().success().get_output().stdout.clone();
+        let table = String::from_utf8(out).unwrap();
+        let r = json_of(&[&args[..], &["--json"]].concat());
+        let row = |id: &str| -> Vec<f64> {
+            let line = table
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(id))
+                .unwrap_or_else(|| panic!("no row {id:?} in\n{table}"));
+            line.split_whitespace().skip(1).map(|x| x.parse().unwrap()).collect()
+        };
+        let header = table.lines().find(|l| l.starts_with("drive ")).unwrap_or_else(|| panic!("no header:\n{table}"));
+        assert!(header.contains("read MB/s  write MB/s  IOPS"), "{header}");
+        let drives = r["drives"].as_array().unwrap();
+        assert_eq!(drives.len(), 2, "{r}");
+        for d in drives {
+            let cells = row(d["id"].as_str().unwrap());
+            assert!((cells[0] - d["read_mb_s"].as_f64().unwrap()).abs() <= 0.05, "{cells:?} vs {d}");
+            assert!((cells[2] - d["iops"].as_f64().unwrap()).abs() <= 0.5, "{cells:?} vs {d}");
+        }
+        let total = row("total");
+        assert!((total[0] - num(&r, "total.read_mb_s")).abs() <= 0.05, "{total:?} vs {}", r["total"]);
+        assert!(total[0] > 0.0, "nothing moved:\n{table}");
     }
 }
 
@@ -285,7 +304,14 @@ mod exit_codes {
             .args(["simulate", "configs/asm1166-6ssd.toml", "--active", "99", "--runtime", "0.1s"])
             .assert()
             .code(2)
-            .stderr(predicate::str::contains("99").and(predicate::str::contains("6")));
+            .stderr(predicate::str::contains(format!(
+                "--active 99: 99 active drives asked for, but the topology has only {} drives",
+                // The topology's drive count, from a run on all of them.
+                json_of(&["simulate", "configs/asm1166-6ssd.toml", "--runtime", "10ms", "--json"])["drives"]
+                    .as_array()
+                    .unwrap()
+                    .len()
+            )));
     }
 
     #[test]

@@ -148,7 +148,7 @@ fn missing_sysfs_root_is_a_clear_error() {
 #[test]
 fn this_machine_discovers_and_loads() {
     if !std::path::Path::new("/sys/class/block").exists() {
-        iopath_validate::rig::skip("no /sys/class/block on this machine");
+        iopath_test_support::skip("no /sys/class/block on this machine");
         return;
     }
     let cat = Catalog::builtin();

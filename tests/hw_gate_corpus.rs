@@ -20,7 +20,7 @@
 //!
 //! `cargo test --test hw_gate_corpus -- --nocapture` prints the table.
 
-use iopath_validate::rig::{self, Rig};
+use iopath_test_support::{self as rig, Rig};
 use std::path::Path;
 use std::process::{Command, Output};
 

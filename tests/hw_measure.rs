@@ -8,7 +8,7 @@
 //!   ramp saturates at the outer cap while one drive alone reaches its own cap.
 
 use iopath_model::report::{Report, Sweep};
-use iopath_validate::rig::{self, Rig};
+use iopath_test_support::{self as rig, Rig};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -193,7 +193,9 @@ mod files {
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&o.stderr).contains("only 1 targets"));
+        // The same binding, and message, as simulate's (model::bind).
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--active 3: 3 active drives asked for, but the topology has only 1 drive"), "{err}");
     }
 }
 

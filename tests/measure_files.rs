@@ -4,7 +4,7 @@
 //! Each needs a disk-backed scratch directory (O_DIRECT on tmpfs is refused); without one
 //! the test says so and skips, and fails when `CI` is set.
 
-use iopath_validate::rig;
+use iopath_test_support as rig;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

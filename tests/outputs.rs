@@ -7,7 +7,7 @@
 //!
 //! Tests that need root (`mknod`) skip with a printed reason, and fail when `CI` is set.
 
-use iopath_validate::rig;
+use iopath_test_support as rig;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};

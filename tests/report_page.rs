@@ -37,7 +37,7 @@ fn report_page_renders_in_headless_chromium() {
     assert!(html.contains("hba.uplink"), "the bound names the binding element");
 
     let Some(chrome) = chromium() else {
-        iopath_validate::rig::skip("no Chromium (apt-get install chromium) to render the page");
+        iopath_test_support::skip("no Chromium (apt-get install chromium) to render the page");
         return;
     };
     let shot = dir.path().join("shot.png");

@@ -10,11 +10,13 @@
 //! - [`paths`]: the physics of a topology as shared resources and per-byte costs;
 //! - [`bound`]: the closed-form bottleneck estimate (weighted max-min water-filling);
 //! - [`workload`]: jobs in fio's vocabulary;
+//! - [`bind`]: a workload's drives and copy pairs resolved against a topology's drives;
 //! - [`report`]: the result type of simulated and measured runs (the JSON contract).
 //!
 //! This crate does no I/O except reading a topology file the caller names, and never reads
 //! the wall clock.
 
+pub mod bind;
 pub mod bound;
 pub mod catalog;
 pub mod link;

@@ -32,7 +32,7 @@ pub enum ReportError {
 
     /// The output directory could not be created.
     #[error(
-        "cannot create the output directory {}: {source}\n  help: pass an --out directory you can write to",
+        "cannot create the output directory {}: {source}\n  help: name an output directory you can write to",
         path.display()
     )]
     CreateDir {

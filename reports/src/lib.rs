@@ -57,8 +57,10 @@
 pub mod error;
 pub mod export;
 pub mod html;
+pub mod page;
 pub mod plot;
 pub mod tables;
+pub mod tree;
 
 mod font;
 

@@ -384,6 +384,94 @@ pub fn sweep_table(s: &Sweep) -> String {
     out
 }
 
+/// A measured run (`iopath measure`) for a terminal: the workload, the engine and ramp, one
+/// row per target (and a total), the cost and the run's warnings.
+pub fn measured_table(r: &Report) -> String {
+    let mut s = String::new();
+    let (desc, engine, ramp_s) = measured_workload(r);
+    s += &format!(
+        "measured {desc}: {:.1} s after a {ramp_s:.1} s ramp, engine {engine}{}\n\n",
+        r.cost.sim_s,
+        if r.partial { " (interrupted: partial)" } else { "" }
+    );
+    let w = r.drives.iter().map(|d| d.id.len()).max().unwrap_or(5).max(6);
+    s += &format!(
+        "{:<w$}  {:>10}  {:>10}  {:>10}  {:>9}  {:>9}  {:>9}  {:>9}\n",
+        "target", "read MB/s", "write MB/s", "IOPS", "lat mean", "p50", "p99", "max (us)"
+    );
+    let row = |id: &str, rd: f64, wr: f64, iops: f64, l: &iopath_model::report::Latency| {
+        format!(
+            "{id:<w$}  {rd:>10.1}  {wr:>10.1}  {iops:>10.0}  {:>9.1}  {:>9.1}  {:>9.1}  {:>9.1}\n",
+            l.mean, l.p50, l.p99, l.max
+        )
+    };
+    for d in &r.drives {
+        s += &row(&d.id, d.read_mb_s, d.write_mb_s, d.iops, &d.lat_us);
+    }
+    if r.drives.len() > 1 {
+        s += &row("total", r.total.read_mb_s, r.total.write_mb_s, r.total.iops, &r.total.lat_us);
+    }
+    s += &format!("\n{} I/Os, {:.2} s wall, {:.2} s CPU\n", r.cost.ios, r.cost.wall_s, r.cost.cpu_s.unwrap_or(0.0));
+    if !r.warnings.is_empty() {
+        s += "\nwarnings:\n";
+        for w in &r.warnings {
+            s += &format!("  - {w}\n");
+        }
+    }
+    s
+}
+
+/// What a measured report says of its workload: a short description, the engine and the
+/// ramp [s]. The one place these tables read the report's workload.
+fn measured_workload(r: &Report) -> (String, String, f64) {
+    let w = &r.workload;
+    let desc = format!("{} bs={} iodepth={} numjobs={}", w.rw, w.bs.get(), w.iodepth, w.numjobs);
+    let m = r.measured.as_ref();
+    (desc, m.map_or("?", |m| m.engine.as_str()).to_string(), m.map_or(0.0, |m| m.ramp_s))
+}
+
+/// A measured ramp over active targets (`iopath measure --active 1..N`) for a terminal.
+pub fn measured_sweep_table(s: &Sweep) -> String {
+    let mut out = String::new();
+    if let Some(r) = s.points.iter().find_map(|p| p.report.as_ref()) {
+        out += &format!("measured ramp of {}\n\n", measured_workload(r).0);
+    }
+    out += &format!("{:>6}  {:>10}  {:>10}  {:>10}  per target MB/s\n", "active", "MB/s", "IOPS", "p99 (us)");
+    for p in &s.points {
+        match (&p.report, &p.error) {
+            (Some(r), _) => {
+                let per: Vec<String> =
+                    r.drives.iter().map(|d| format!("{}={:.1}", d.id, d.read_mb_s + d.write_mb_s)).collect();
+                out += &format!(
+                    "{:>6}  {:>10.1}  {:>10.0}  {:>10.1}  {}\n",
+                    p.value.to_string(),
+                    r.total.mb_s,
+                    r.total.iops,
+                    r.total.lat_us.p99,
+                    per.join(" ")
+                );
+            }
+            (None, e) => out += &format!("{:>6}  failed: {}\n", p.value.to_string(), e.clone().unwrap_or_default()),
+        }
+    }
+    let warns: Vec<String> = s
+        .points
+        .iter()
+        .filter_map(|p| p.report.as_ref().map(|r| (p, r)))
+        .flat_map(|(p, r)| r.warnings.iter().map(move |w| format!("active={}: {w}", p.value)))
+        .collect();
+    if !warns.is_empty() {
+        out += "\nwarnings:\n";
+        for w in warns {
+            out += &format!("  - {w}\n");
+        }
+    }
+    if s.partial {
+        out += "\n(interrupted: partial)\n";
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,5 +500,44 @@ mod tests {
         assert_eq!(value_label(&json!(3.0)), "3");
         assert_eq!(value_label(&json!(0.25)), "0.25");
         assert_eq!(value_label(&json!("128k")), "128k");
+    }
+
+    #[test]
+    fn measured_tables_show_engine_ramp_targets_and_warnings() {
+        let r: Report = serde_json::from_value(serde_json::json!({
+            "kind": "measured", "topology": "t",
+            "workload": serde_json::to_value(iopath_model::Workload { iodepth: 4, ..Default::default() }).unwrap(),
+            "measured": { "engine": "io_uring", "runtime_s": 2.0, "ramp_s": 0.5,
+                          "targets": [ { "id": "/dev/loop0", "path": "/dev/loop0" },
+                                       { "id": "/dev/loop1", "path": "/dev/loop1" } ] },
+            "total": { "read_mb_s": 300.0, "write_mb_s": 0.0, "mb_s": 300.0, "iops": 2400.0,
+                       "lat_us": { "mean": 10.0, "p50": 9.0, "p99": 20.0, "max": 30.0 } },
+            "drives": [
+                { "id": "/dev/loop0", "read_mb_s": 100.0, "write_mb_s": 0.0, "iops": 800.0,
+                  "lat_us": { "mean": 10.0, "p50": 9.0, "p99": 20.0, "max": 30.0 } },
+                { "id": "/dev/loop1", "read_mb_s": 200.0, "write_mb_s": 0.0, "iops": 1600.0,
+                  "lat_us": { "mean": 10.0, "p50": 9.0, "p99": 20.0, "max": 30.0 } } ],
+            "links": [], "bottleneck": { "id": "", "util": 0.0 },
+            "cost": { "events": 0, "ios": 4800, "wall_s": 2.0, "sim_s": 2.0 },
+            "warnings": ["throughput varied"]
+        }))
+        .unwrap();
+        let t = measured_table(&r);
+        assert!(
+            t.starts_with("measured read bs=131072 iodepth=4 numjobs=1: 2.0 s after a 0.5 s ramp, engine io_uring\n"),
+            "{t}"
+        );
+        assert!(t.lines().any(|l| l.starts_with("/dev/loop1") && l.contains("200.0") && l.contains("1600")), "{t}");
+        assert!(t.lines().any(|l| l.starts_with("total") && l.contains("300.0")), "{t}");
+        assert!(t.contains("  - throughput varied"), "{t}");
+        let s: Sweep = serde_json::from_value(serde_json::json!({
+            "topology": "t", "points": [
+                { "param": "active", "value": 2, "report": serde_json::to_value(&r).unwrap() },
+                { "param": "active", "value": 3, "report": null, "error": "only 2 targets" } ] }))
+        .unwrap();
+        let t = measured_sweep_table(&s);
+        assert!(t.contains("/dev/loop0=100.0 /dev/loop1=200.0"), "{t}");
+        assert!(t.contains("     3  failed: only 2 targets"), "{t}");
+        assert!(t.contains("active=2: throughput varied"), "{t}");
     }
 }

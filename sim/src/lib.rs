@@ -36,6 +36,7 @@
 
 pub mod engine;
 pub mod hdd;
+pub mod points;
 pub mod run;
 pub mod sweep;
 

@@ -1,11 +1,10 @@
 //! `iopath check TOPOLOGY`: validate, print the tree with every link's rates, and the
 //! closed-form bound for 1..N active drives.
 use super::{CliResult, load_topology, print_json, print_text};
-use iopath_model::bound::{BoundRow, Mix, bound_prefixes};
-use iopath_model::link::Family;
+use iopath_model::Catalog;
+use iopath_model::bound::BoundRow;
 use iopath_model::paths::ResourceGraph;
-use iopath_model::topology::NodeIx;
-use iopath_model::{Catalog, Topology};
+use iopath_reports::tree::{TreeNode, bound_table, tree};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -25,30 +24,6 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
-/// One node of the printed tree.
-#[derive(Debug, Clone, Serialize)]
-pub struct TreeNode {
-    pub depth: usize,
-    pub id: String,
-    pub kind: String,
-    pub part: String,
-    pub part_name: String,
-    pub port: Option<u32>,
-    pub link: Option<LinkInfo>,
-}
-
-/// A link with its rates per direction [MB/s].
-#[derive(Debug, Clone, Serialize)]
-pub struct LinkInfo {
-    pub spec: String,
-    pub generation: String,
-    pub lanes: u32,
-    pub duplex: &'static str,
-    pub raw_mb_s: f64,
-    pub read_payload_mb_s: f64,
-    pub write_payload_mb_s: f64,
-}
-
 #[derive(Serialize)]
 struct CheckJson<'a> {
     topology: &'a str,
@@ -57,58 +32,6 @@ struct CheckJson<'a> {
     nodes: Vec<TreeNode>,
     bound_bs: u64,
     bound: Vec<BoundRow>,
-}
-
-/// Depth-first nodes from the host, children in file order.
-pub fn tree(t: &Topology, g: &ResourceGraph) -> Vec<TreeNode> {
-    let mut out = Vec::new();
-    fn walk(t: &Topology, g: &ResourceGraph, ix: NodeIx, depth: usize, out: &mut Vec<TreeNode>) {
-        let n = &t.nodes[ix];
-        let link = g.link_rates(ix).map(|r| LinkInfo {
-            spec: n.link.to_string(),
-            generation: n.link.generation_key(),
-            lanes: n.link.lanes,
-            duplex: if r.half_duplex { "half" } else { "full" },
-            raw_mb_s: r.raw_bytes_per_s / 1e6,
-            read_payload_mb_s: r.read_payload_bytes_per_s / 1e6,
-            write_payload_mb_s: r.write_payload_bytes_per_s / 1e6,
-        });
-        let link = if n.parent.is_some() && n.link.family == Family::Internal && link.is_none() {
-            Some(LinkInfo {
-                spec: "internal".into(),
-                generation: "internal".into(),
-                lanes: 0,
-                duplex: "full",
-                raw_mb_s: f64::INFINITY,
-                read_payload_mb_s: f64::INFINITY,
-                write_payload_mb_s: f64::INFINITY,
-            })
-        } else {
-            link
-        };
-        out.push(TreeNode {
-            depth,
-            id: n.id.clone(),
-            kind: n.kind.to_string(),
-            part: n.part.clone(),
-            part_name: n.part_name.clone(),
-            port: n.port,
-            link,
-        });
-        for &c in &n.children {
-            walk(t, g, c, depth + 1, out);
-        }
-    }
-    walk(t, g, 0, 0, &mut out);
-    out
-}
-
-/// The bound for the first 1..N drives, for reads, writes and a 50/50 mix.
-pub fn bound_table(t: &Topology, g: &ResourceGraph, bs: u64) -> Vec<BoundRow> {
-    let by_mix: Vec<Vec<BoundRow>> =
-        [Mix::Read, Mix::Write, Mix::Mixed].into_iter().map(|mix| bound_prefixes(t, g, &t.drives, mix, bs)).collect();
-    // Row order: for each drive count, read, write, mixed.
-    (0..by_mix[0].len()).flat_map(|n| by_mix.iter().map(move |rows| rows[n].clone())).collect()
 }
 
 fn fmt_rate(v: f64) -> String {

@@ -7,8 +7,8 @@ use iopath_model::Catalog;
 use iopath_model::report::{Sweep, SweepPoint};
 use iopath_reports::export::COMPARE_SET;
 use iopath_reports::plot::{MeasuredSeries, PlotOptions};
-use iopath_validate::calibrate::{self, ErrorStats, Metric};
-use serde::Serialize;
+use iopath_validate::calibrate::{self, Metric};
+use iopath_validate::compare::{Comparison, Row};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -28,27 +28,6 @@ pub struct CompareArgs {
     pub quiet: bool,
 }
 
-#[derive(Debug, Serialize)]
-struct Row {
-    label: String,
-    workload: String,
-    metric: Metric,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    drive: Option<String>,
-    measured: f64,
-    predicted: f64,
-    error_pct: f64,
-}
-
-#[derive(Debug, Serialize)]
-struct Comparison {
-    topology: String,
-    points: Vec<Row>,
-    mape_pct: f64,
-    rms_log: f64,
-    worst: Option<Row>,
-}
-
 pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
     if let Some(dir) = &a.out {
         super::output::check_dir("--out", dir, COMPARE_SET)?;
@@ -64,28 +43,9 @@ pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
     let mut sim = Vec::new();
     for (p, r) in points.iter().zip(reports) {
         let r = r.map_err(|e| CliError::runtime(anyhow::anyhow!("{}: {e}", p.label)))?;
-        let predicted = calibrate::fit::point_value(&r, p);
-        rows.push(Row {
-            label: p.label.clone(),
-            workload: p.workload.clone(),
-            metric: p.metric,
-            drive: p.drive.clone(),
-            measured: p.observed,
-            predicted,
-            error_pct: (predicted / p.observed - 1.0) * 100.0,
-        });
+        rows.push(Row::new(p, calibrate::fit::point_value(&r, p)));
         sim.push(r);
     }
-    let stats = ErrorStats::of(
-        &rows.iter().map(|r| r.predicted).collect::<Vec<_>>(),
-        &points.iter().map(|p| p.observed).collect::<Vec<_>>(),
-    );
-    let worst = rows.iter().max_by(|x, y| x.error_pct.abs().total_cmp(&y.error_pct.abs())).map(|w| Row {
-        label: w.label.clone(),
-        workload: w.workload.clone(),
-        drive: w.drive.clone(),
-        ..*w
-    });
     if let Some(dir) = &a.out {
         // x: the number of drives when that tells the points apart, else the point's index.
         let ndrives: Vec<usize> = sim.iter().map(|r| r.drives.len()).collect();
@@ -129,13 +89,7 @@ pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
             }
         }
     }
-    let c = Comparison {
-        topology: topo.name.clone(),
-        points: rows,
-        mape_pct: stats.mape_pct,
-        rms_log: stats.rms_log,
-        worst,
-    };
+    let c = Comparison::new(&topo.name, rows);
     if a.json {
         print_json(&c)?;
     } else {
@@ -161,5 +115,5 @@ pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
         }
         print_text(&s)?;
     }
-    Ok(if interrupted { super::EXIT_INTERRUPTED } else { 0 })
+    Ok(if interrupted { super::exit::INTERRUPTED } else { 0 })
 }

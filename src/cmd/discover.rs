@@ -24,7 +24,8 @@ pub fn run(a: DiscoverArgs, catalog: &Catalog) -> CliResult {
     if let Some(p) = &a.out {
         super::output::check_file("--out", p)?;
     }
-    let d = discover(&a.sysfs_root, catalog, &DiscoverOptions { include_virtual: a.all }).map_err(CliError::usage)?;
+    let d = discover(&a.sysfs_root, catalog, &DiscoverOptions { include_virtual: a.all })
+        .map_err(|e| CliError::from_lib(None, e))?;
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "this machine".into());

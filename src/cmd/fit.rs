@@ -77,11 +77,26 @@ pub struct FitArgs {
     pub quiet: bool,
 }
 
-fn input(e: CalibrateError) -> CliError {
-    match e {
-        CalibrateError::Input(m) => CliError::usage(anyhow::anyhow!("{m}")),
-        CalibrateError::Run(m) => CliError::runtime(anyhow::anyhow!("{m}")),
+/// A calibration error as the command line reports it: with the option that gave the value
+/// (`--map`, `--free`); exit code from the table in [`super::exit`].
+pub fn input(e: CalibrateError) -> CliError {
+    match &e {
+        CalibrateError::Map { .. } | CalibrateError::Free { .. } => {
+            CliError::reworded(&e, format!("{} {e}", option_of(&e)))
+        }
+        CalibrateError::Unmapped { file, what, key, drives } => CliError::reworded(
+            &e,
+            format!("{file}: cannot tell which drive {what} ran on; give --map {key}=DRIVE (drives: {drives})"),
+        ),
+        CalibrateError::NothingToFit => {
+            CliError::reworded(&e, "nothing to fit: give at least one --free NODE.PARAM".to_string())
+        }
+        _ => CliError::from_lib(None, e),
     }
+}
+
+fn option_of(e: &CalibrateError) -> &'static str {
+    if matches!(e, CalibrateError::Map { .. }) { "--map" } else { "--free" }
 }
 
 /// Reads every measurement file into points (shared with `iopath compare`).
@@ -179,7 +194,7 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
         // Predictions simulated after Ctrl-C cover only part of their runs: a figure fitted
         // to them would be wrong, so nothing is written.
         eprintln!("error: interrupted: the fit stopped before it converged; no part file was written");
-        return Ok(super::EXIT_INTERRUPTED);
+        return Ok(super::exit::INTERRUPTED);
     }
     let r = r.map_err(input)?;
     if let Some(out) = &a.out {
@@ -196,6 +211,9 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
     if !a.quiet && !a.json {
         for w in &r.warnings {
             eprintln!("warning: {w}");
+        }
+        if r.termination == "evaluation budget spent" {
+            eprintln!("  help: the evaluation limit is --max-evaluations");
         }
     }
     Ok(0)

@@ -158,7 +158,10 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
     let ramp = Duration::from_nanos(workload.ramp.map(|d| d.nanos()).unwrap_or(1_000_000_000));
 
     // Every selected drive needs a dev.
-    let selected = select_targets(&workload, &pool).map_err(measure_err)?;
+    let selected = select_targets(&workload, &pool).map_err(|e| match &e {
+        MeasureError::Bind(b) => super::bind_error(&spec, b),
+        _ => measure_err(e),
+    })?;
     if let Some(t) = selected.iter().find(|t| t.path.as_os_str().is_empty()) {
         return Err(usage(format!(
             "drive {:?} has no dev; add dev = \"/dev/sdX\" (or a file path) to its [[drive]] table, or pick other drives with --drives",
@@ -255,16 +258,16 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         }
     } else {
         print_text(&match &outcome {
-            Outcome::Report(r) => table(r),
-            Outcome::Sweep(s) => sweep_table(s),
+            Outcome::Report(r) => iopath_reports::tables::measured_table(r),
+            Outcome::Sweep(s) => iopath_reports::tables::measured_sweep_table(s),
         })?;
     }
     Ok(if partial {
-        130
+        super::exit::INTERRUPTED
     } else if failed {
-        1
+        super::exit::RUNTIME
     } else {
-        0
+        super::exit::OK
     })
 }
 
@@ -310,89 +313,5 @@ enum Outcome {
 }
 
 fn measure_err(e: MeasureError) -> CliError {
-    let code = e.exit_code();
-    CliError { code, err: anyhow!(e) }
-}
-
-fn table(r: &Report) -> String {
-    let mut s = String::new();
-    let engine = r.measured.as_ref().map_or("?", |m| m.engine.as_str());
-    let desc = describe(r);
-    s += &format!(
-        "measured {desc}: {:.1} s after a {:.1} s ramp, engine {engine}{}\n\n",
-        r.cost.sim_s,
-        r.measured.as_ref().map_or(0.0, |m| m.ramp_s),
-        if r.partial { " (interrupted: partial)" } else { "" }
-    );
-    let w = r.drives.iter().map(|d| d.id.len()).max().unwrap_or(5).max(6);
-    s += &format!(
-        "{:<w$}  {:>10}  {:>10}  {:>10}  {:>9}  {:>9}  {:>9}  {:>9}\n",
-        "target", "read MB/s", "write MB/s", "IOPS", "lat mean", "p50", "p99", "max (us)"
-    );
-    let row = |id: &str, rd: f64, wr: f64, iops: f64, l: &iopath_model::report::Latency| {
-        format!(
-            "{id:<w$}  {rd:>10.1}  {wr:>10.1}  {iops:>10.0}  {:>9.1}  {:>9.1}  {:>9.1}  {:>9.1}\n",
-            l.mean, l.p50, l.p99, l.max
-        )
-    };
-    for d in &r.drives {
-        s += &row(&d.id, d.read_mb_s, d.write_mb_s, d.iops, &d.lat_us);
-    }
-    if r.drives.len() > 1 {
-        s += &row("total", r.total.read_mb_s, r.total.write_mb_s, r.total.iops, &r.total.lat_us);
-    }
-    s += &format!("\n{} I/Os, {:.2} s wall, {:.2} s CPU\n", r.cost.ios, r.cost.wall_s, r.cost.cpu_s.unwrap_or(0.0));
-    if !r.warnings.is_empty() {
-        s += "\nwarnings:\n";
-        for w in &r.warnings {
-            s += &format!("  - {w}\n");
-        }
-    }
-    s
-}
-
-fn describe(r: &Report) -> String {
-    let w = &r.workload;
-    format!("{} bs={} iodepth={} numjobs={}", w.rw, w.bs.get(), w.iodepth, w.numjobs)
-}
-
-fn sweep_table(s: &Sweep) -> String {
-    let mut out = String::new();
-    if let Some(r) = s.points.iter().find_map(|p| p.report.as_ref()) {
-        out += &format!("measured ramp of {}\n\n", describe(r));
-    }
-    out += &format!("{:>6}  {:>10}  {:>10}  {:>10}  per target MB/s\n", "active", "MB/s", "IOPS", "p99 (us)");
-    for p in &s.points {
-        match (&p.report, &p.error) {
-            (Some(r), _) => {
-                let per: Vec<String> =
-                    r.drives.iter().map(|d| format!("{}={:.1}", d.id, d.read_mb_s + d.write_mb_s)).collect();
-                out += &format!(
-                    "{:>6}  {:>10.1}  {:>10.0}  {:>10.1}  {}\n",
-                    p.value.to_string(),
-                    r.total.mb_s,
-                    r.total.iops,
-                    r.total.lat_us.p99,
-                    per.join(" ")
-                );
-            }
-            (None, e) => out += &format!("{:>6}  failed: {}\n", p.value.to_string(), e.clone().unwrap_or_default()),
-        }
-    }
-    let warns: Vec<String> = s
-        .points
-        .iter()
-        .filter_map(|p| p.report.as_ref().map(|r| (p, r)))
-        .flat_map(|(p, r)| r.warnings.iter().map(move |w| format!("active={}: {w}", p.value)))
-        .collect();
-    if !warns.is_empty() {
-        out += "\nwarnings:\n";
-        for w in warns {
-            out += &format!("  - {w}\n");
-        }
-    }
-    if s.partial {
-        out += "\n(interrupted: partial)\n";
-    }
-    out
+    CliError::from_lib(None, e)
 }

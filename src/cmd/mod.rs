@@ -6,6 +6,7 @@ pub mod check;
 pub mod compare;
 pub mod discover;
 pub mod estimate;
+pub mod exit;
 pub mod fit;
 pub mod measure;
 pub mod output;
@@ -59,7 +60,7 @@ pub enum Command {
     },
 }
 
-/// An error with the exit code it maps to.
+/// An error with the exit code it maps to (the table: [`exit`]).
 pub struct CliError {
     pub code: u8,
     pub err: anyhow::Error,
@@ -67,10 +68,10 @@ pub struct CliError {
 
 impl CliError {
     pub fn usage(e: impl Into<anyhow::Error>) -> Self {
-        CliError { code: 2, err: e.into() }
+        CliError { code: exit::USAGE, err: e.into() }
     }
     pub fn runtime(e: impl Into<anyhow::Error>) -> Self {
-        CliError { code: 1, err: e.into() }
+        CliError { code: exit::RUNTIME, err: e.into() }
     }
     pub fn is_broken_pipe(&self) -> bool {
         self.err
@@ -88,7 +89,8 @@ impl fmt::Display for CliError {
 
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
-        CliError::runtime(e)
+        // Kept as the error itself, so a closed pipe is recognised (`is_broken_pipe`).
+        CliError { code: exit::Classify::class(&e).code(), err: e.into() }
     }
 }
 
@@ -135,21 +137,21 @@ pub fn load_catalog(parts: &[PathBuf]) -> CliResult<Catalog> {
                 p.display()
             ))
         })?;
-        c.overlay(&p.display().to_string(), &text).map_err(CliError::usage)?;
+        c.overlay(&p.display().to_string(), &text).map_err(|e| CliError::from_lib(None, e))?;
     }
     Ok(c)
 }
 
 /// Loads and validates a topology; config errors exit 2.
 pub fn load_topology(path: &Path, catalog: &Catalog, sets: &[String]) -> CliResult<Topology> {
-    let t = Topology::load(path, catalog).map_err(|e| CliError::usage(anyhow::anyhow!("{e}")))?;
+    let t = Topology::load(path, catalog).map_err(|e| CliError::from_lib(None, e))?;
     if sets.is_empty() {
         return Ok(t);
     }
     let overrides = parse_sets(sets)?;
     // Problems with a --set value are the command line's, not the topology file's.
     let origins: Vec<String> = sets.iter().map(|s| format!("--set {s}")).collect();
-    t.with_overrides_from(&overrides, &origins).map_err(|e| CliError::usage(anyhow::anyhow!("{e}")))
+    t.with_overrides_from(&overrides, &origins).map_err(|e| CliError::from_lib(None, e))
 }
 
 pub fn parse_sets(sets: &[String]) -> CliResult<Vec<ParamOverride>> {
@@ -272,19 +274,27 @@ pub fn whole_number(name: &str, v: &Option<String>) -> CliResult<Option<u32>> {
     }
 }
 
-/// Checks that the drives a workload names exist, before anything runs; a problem is
-/// reported against the option that named them (`--copy D:X: no drive has id "X"`).
+/// Checks that the drives a workload names exist, before anything runs, with the same
+/// [`bind`](iopath_model::bind) as `check` and `measure`; a problem is reported against the
+/// option that named them (`--copy D:X: no drive has id "X"`).
 pub fn check_targets(topo: &Topology, spec: &WorkloadSpec, w: &iopath_model::Workload) -> CliResult<()> {
-    let Err(e) = iopath_sim::target_drives(topo, w) else {
-        return Ok(());
+    let ids: Vec<&str> = topo.drives.iter().map(|&d| topo.nodes[d].id.as_str()).collect();
+    match iopath_model::bind::bind_workload(&ids, w) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(bind_error(spec, &e)),
+    }
+}
+
+/// A binding problem as a usage error, prefixed with the option it came from.
+pub fn bind_error(spec: &WorkloadSpec, e: &iopath_model::bind::BindError) -> CliError {
+    use iopath_model::bind::BindField;
+    let option = match (e.field(), e.index()) {
+        (BindField::Copy, Some(i)) => spec.copy.as_ref().and_then(|c| c.get(i)).map(|c| format!("--copy {c}")),
+        (BindField::Copy, None) => spec.copy.as_ref().map(|c| format!("--copy {}", c.join(" --copy "))),
+        (BindField::Drives, _) => spec.drives.as_ref().map(|d| format!("--drives {}", d.join(","))),
+        (BindField::Active, _) => spec.active.map(|n| format!("--active {n}")),
     };
-    let option = match (&spec.copy, &spec.drives, spec.active) {
-        (Some(c), _, _) if !w.copies.is_empty() => format!("--copy {}", c.join(" --copy ")),
-        (_, Some(d), _) => format!("--drives {}", d.join(",")),
-        (_, _, Some(n)) => format!("--active {n}"),
-        _ => "the workload".to_string(),
-    };
-    Err(CliError::usage(anyhow::anyhow!("{option}: {e}")))
+    CliError::usage(anyhow::anyhow!("{}: {e}", option.unwrap_or_else(|| "the workload".to_string())))
 }
 
 /// Resolves a workload spec, mapping every problem to one usage error.
@@ -294,10 +304,6 @@ pub fn resolve_workload(spec: &WorkloadSpec) -> CliResult<iopath_model::Workload
         CliError::usage(anyhow::anyhow!("{}", lines.join("\n       ")))
     })
 }
-
-/// The exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it), in every
-/// command; what was computed up to then is still printed and written, marked partial.
-pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// `--replications N`: a count of seeds in 1..=MAX_REPLICATIONS, checked before anything runs.
 pub fn replications_arg(s: &str) -> Result<u32, String> {

@@ -11,9 +11,7 @@ use std::path::{Path, PathBuf};
 /// A writer's error as the CLI reports it: a refused path is a usage error (exit 2),
 /// anything else a run-time failure (exit 1).
 pub fn error(flag: &str, e: ReportError) -> CliError {
-    let refusal = e.is_refusal();
-    let e = anyhow::anyhow!("{flag}: {e}");
-    if refusal { CliError::usage(e) } else { CliError::runtime(e) }
+    CliError::from_lib(Some(flag), e)
 }
 
 /// Checks an output file's path before the work that produces it.

@@ -1,14 +1,14 @@
 //! `iopath report TOPOLOGY --out DIR`: one self-contained HTML page a person planning a
 //! build would print: the tree, the bound, the standard sweeps, per-link utilization at
 //! full load.
-use super::check::{bound_table, tree};
 use super::sweep::load_measured;
 use super::{CliError, CliResult, interrupt_flag, load_topology, show_progress, wall_clock};
+use iopath_model::Catalog;
 use iopath_model::paths::ResourceGraph;
-use iopath_model::{Catalog, WorkloadSpec};
 use iopath_reports::export::PAGE_SET;
 use iopath_reports::html::{BoundRow, HtmlReport, HtmlSection, TreeRow, html_report};
 use iopath_reports::plot::{MeasuredSeries, PlotOptions, sweep_svg_string};
+use iopath_reports::tree::{bound_table, tree};
 use iopath_sim::{Axis, SimOptions};
 use std::path::PathBuf;
 
@@ -32,16 +32,6 @@ pub struct ReportArgs {
     /// No progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-fn spec(rw: &str, bs: &str, qd: u32, runtime: &str) -> WorkloadSpec {
-    WorkloadSpec {
-        rw: Some(rw.into()),
-        bs: Some(bs.into()),
-        iodepth: Some(qd),
-        runtime: Some(runtime.into()),
-        ..Default::default()
-    }
 }
 
 pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
@@ -78,37 +68,12 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
         })
         .collect();
     let n = t.drives.len();
-    let active = Axis { param: "active".into(), values: (1..=n).map(|k| k.to_string()).collect() };
-    let mut mix = spec("rw", "128k", 16, &a.runtime);
-    mix.rwmixread = Some(70);
-    let mut rand = spec("randread", "4k", 1, &a.runtime);
-    rand.active = Some(n);
-    let depth = Axis {
-        param: "iodepth".into(),
-        values: ["1", "2", "4", "8", "16", "32"].iter().map(|s| s.to_string()).collect(),
-    };
-    let plan: Vec<(&str, WorkloadSpec, Axis, bool)> = vec![
-        (
-            "Sequential read against active drives (1 MiB, QD 8)",
-            spec("read", "1m", 8, &a.runtime),
-            active.clone(),
-            true,
-        ),
-        (
-            "Sequential write against active drives (1 MiB, QD 8)",
-            spec("write", "1m", 8, &a.runtime),
-            active.clone(),
-            false,
-        ),
-        ("70/30 read/write mix against active drives (128 KiB, QD 16)", mix, active, false),
-        ("4 KiB random read against queue depth, all drives", rand, depth, false),
-    ];
-    let full_w = spec("read", "1m", 8, &a.runtime).resolve().map_err(|e| CliError::usage(anyhow::anyhow!("{e:?}")))?;
+    let plan = iopath_reports::page::standard_sweeps(&t, &a.runtime);
+    let full_w =
+        iopath_reports::page::full_load(&a.runtime).resolve().map_err(|e| CliError::usage(anyhow::anyhow!("{e:?}")))?;
     if let Ok(p) = super::estimate::pilot(&t, &full_w) {
-        // Three sweeps over 1..N drives (N/2 full-load runs each, on average) and six
-        // all-drive queue depths, each about one full-load run.
         let (sim_s, per_s) = p.rate();
-        let runs = 3.0 * (n as f64 + 1.0) / 2.0 + 6.0;
+        let runs = iopath_reports::page::full_load_runs(n);
         if let Some(msg) = super::estimate::warning("this report", sim_s, per_s, runs)
             && !a.quiet
         {
@@ -125,12 +90,13 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
     };
     let mut sections = Vec::new();
     let mut partial = false;
-    for (title, base, axis, overlay) in plan {
-        let sweep = iopath_sim::sweep(&t, &base, std::slice::from_ref(&axis), 1, &opts, &tick);
+    for s in &plan {
+        let axis = Axis { param: s.param.to_string(), values: s.values.clone() };
+        let sweep = iopath_sim::sweep(&t, &s.workload, std::slice::from_ref(&axis), 1, &opts, &tick);
         partial |= sweep.partial;
-        let m: &[MeasuredSeries] = if overlay { &measured } else { &[] };
+        let m: &[MeasuredSeries] = if s.overlay_measured { &measured } else { &[] };
         let svg = sweep_svg_string(&sweep, m, &PlotOptions { width: 900, height: 520, ..Default::default() }).ok();
-        sections.push(HtmlSection::for_sweep(title, &sweep, svg));
+        sections.push(HtmlSection::for_sweep(s.title, &sweep, svg));
     }
     let full = iopath_sim::simulate(&t, &full_w, &opts).map_err(super::simulate::sim_error)?;
     partial |= full.partial;
@@ -160,5 +126,5 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
     if !a.quiet {
         eprintln!("wrote {}", written[0].display());
     }
-    Ok(if partial { super::EXIT_INTERRUPTED } else { 0 })
+    Ok(if partial { super::exit::INTERRUPTED } else { 0 })
 }

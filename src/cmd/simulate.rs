@@ -31,9 +31,18 @@ pub struct SimulateArgs {
     pub quiet: bool,
 }
 
-/// Maps a simulator error to the exit code users expect: bad workloads are usage errors.
+/// A simulator refusal as the command line reports it: with the options that gave the
+/// values at fault (the simulator speaks of the workload, not of flags); exit code from
+/// the table in [`super::exit`].
 pub fn sim_error(e: SimError) -> CliError {
-    CliError::usage(anyhow::anyhow!("{e}"))
+    let option = match &e {
+        SimError::TooManyActive { asked, .. } => Some(format!("--active {asked}")),
+        SimError::Replications { asked, .. } => Some(format!("--replications {asked}")),
+        SimError::TooManyIos { iodepth, .. } => Some(format!("--iodepth {iodepth} with --numjobs")),
+        // Drives and copies are named in the message itself.
+        _ => None,
+    };
+    CliError::from_lib(option.as_deref(), e)
 }
 
 pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
@@ -76,5 +85,5 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
     } else {
         print_text(&iopath_reports::tables::report_table(&report))?;
     }
-    Ok(if report.partial { super::EXIT_INTERRUPTED } else { 0 })
+    Ok(if report.partial { super::exit::INTERRUPTED } else { 0 })
 }

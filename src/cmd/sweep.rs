@@ -4,9 +4,9 @@ use super::{
     CliError, CliResult, WorkloadArgs, interrupt_flag, load_topology, print_json, print_text, resolve_workload,
     show_progress, wall_clock,
 };
-use iopath_model::report::{Report, Sweep};
-use iopath_model::{Catalog, ParamOverride, Topology, WorkloadSpec};
+use iopath_model::{Catalog, Topology, WorkloadSpec};
 use iopath_reports::plot::{MeasuredSeries, PlotOptions};
+use iopath_sim::points::{AxisValue, PointProblem};
 use iopath_sim::{Axis, SimOptions};
 use std::path::{Path, PathBuf};
 
@@ -135,142 +135,50 @@ pub fn axes_of(a: &mut WorkloadArgs, vary: &[String], drives: usize) -> CliResul
     Ok(axes)
 }
 
-/// Reads points to overlay: a measured report/sweep (JSON) or a CSV `x,mb_s[,label]`.
+/// Reads points to overlay through the one reader of measured files
+/// (`iopath_validate::calibrate::read`): iopath reports and sweeps (JSON), iopath's own
+/// `sweep.csv`, fio JSON output, or a CSV of `x,mb_s[,label]`.
 pub fn load_measured(path: &Path) -> CliResult<Vec<MeasuredSeries>> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| CliError::usage(anyhow::anyhow!("{}: {e}", path.display())))?;
     let label = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-    if path.extension().is_some_and(|e| e == "csv") {
-        let mut series: Vec<MeasuredSeries> = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let cols: Vec<&str> = line.split(',').map(|c| c.trim()).collect();
-            let (Some(x), Some(y)) =
-                (cols.first().and_then(|c| c.parse::<f64>().ok()), cols.get(1).and_then(|c| c.parse::<f64>().ok()))
-            else {
-                if series.is_empty() && cols.first().is_some_and(|c| c.parse::<f64>().is_err()) {
-                    continue; // a header line before the data
-                }
-                return Err(CliError::usage(anyhow::anyhow!("{}:{}: expected x,mb_s[,label]", path.display(), i + 1)));
-            };
-            let l = cols.get(2).map(|s| s.to_string()).unwrap_or_else(|| label.clone());
-            match series.iter_mut().find(|s| s.label == l) {
-                Some(s) => s.points.push((x, y)),
-                None => series.push(MeasuredSeries { label: l, points: vec![(x, y)] }),
-            }
-        }
-        return Ok(series);
-    }
-    if let Ok(s) = serde_json::from_str::<Sweep>(&text) {
-        let points = s.points.iter().filter_map(|p| Some((p.value.as_f64()?, p.report.as_ref()?.total.mb_s))).collect();
-        return Ok(vec![MeasuredSeries { label, points }]);
-    }
-    if let Ok(r) = serde_json::from_str::<Report>(&text) {
-        return Ok(vec![MeasuredSeries { label, points: vec![(r.drives.len() as f64, r.total.mb_s)] }]);
-    }
-    // fio --output-format=json: one point, at x = the number of jobs (drives) it ran.
-    if let Ok(out) = iopath_validate::fio::parse_fio_json(&path.display().to_string(), &text) {
-        let r = iopath_validate::fio::to_report(&out, &Default::default(), "fio");
-        return Ok(vec![MeasuredSeries {
-            label: format!("{label} (fio)"),
-            points: vec![(r.drives.len() as f64, r.total.mb_s)],
-        }]);
-    }
-    Err(CliError::usage(anyhow::anyhow!(
-        "{}: not a CSV of x,mb_s, a report or sweep from iopath, nor fio JSON output",
-        path.display()
-    )))
+    let m = iopath_validate::calibrate::read(path).map_err(super::fit::input)?;
+    let series = iopath_validate::calibrate::overlay(&label, &m).map_err(super::fit::input)?;
+    Ok(series.into_iter().map(|s| MeasuredSeries { label: s.label, points: s.points }).collect())
 }
 
-/// Builds every point's topology and workload, with the checks `simulate` makes, before any
-/// point runs: a bad axis value is a usage error (exit 2) listing every problem, and nothing
-/// is simulated. Values are reported as the option that gave them (`--bs 0`, `--vary ...`).
-pub fn check_points(topo: &Topology, base: &WorkloadSpec, axes: &[Axis]) -> CliResult<()> {
-    let mut combos: Vec<Vec<(&Axis, &String)>> = vec![Vec::new()];
-    for x in axes {
-        combos =
-            combos.into_iter().flat_map(|c| x.values.iter().map(move |v| [c.clone(), vec![(x, v)]].concat())).collect();
+/// The option that gave an axis value, as the user wrote it (`--bs 0`, `--vary hba.lanes=3`).
+fn option_of(at: &AxisValue) -> String {
+    if at.is_figure() { format!("--vary {}={}", at.param, at.value) } else { format!("--{} {}", at.param, at.value) }
+}
+
+/// One problem of a sweep point as the command line reports it: named by the options that
+/// make up the point.
+fn point_message(p: &PointProblem) -> String {
+    let named = |at: &[AxisValue]| at.iter().map(option_of).collect::<Vec<_>>().join(" ");
+    match p {
+        PointProblem::Empty { .. } | PointProblem::Figure(_) => p.to_string(),
+        PointProblem::Value { at, message } => format!("{}: {message}", option_of(at)),
+        PointProblem::Workload { at, .. } | PointProblem::Run { at, .. } => format!("{}: {p}", named(at)),
     }
+}
+
+/// Checks every point's topology and workload, with the checks `simulate` makes, before any
+/// point runs (`iopath_sim::points`): a bad axis value is a usage error (exit 2) listing
+/// every problem, and nothing is simulated.
+pub fn check_points(topo: &Topology, base: &WorkloadSpec, axes: &[Axis]) -> CliResult<()> {
     // Drives and copies named outside the axes are wrong at every point: say so once.
     if let Ok(w) = base.resolve() {
         super::check_targets(topo, base, &w)?;
     }
-    let mut problems: Vec<String> = Vec::new();
-    let mut add = |m: String| {
-        if !problems.contains(&m) {
-            problems.push(m);
+    let problems: Vec<String> = {
+        let mut v: Vec<String> = Vec::new();
+        for p in iopath_sim::points::check_points(topo, base, axes, &option_of) {
+            let m = point_message(&p);
+            if !v.contains(&m) {
+                v.push(m);
+            }
         }
+        v
     };
-    for combo in &combos {
-        let mut spec = base.clone();
-        let mut overrides = Vec::new();
-        let mut origins = Vec::new();
-        let mut named = Vec::new();
-        let mut ok = true;
-        for (x, v) in combo {
-            if v.trim().is_empty() {
-                add(format!("{}: an empty value", x.param));
-                ok = false;
-                continue;
-            }
-            if x.param.contains('.') {
-                let text = format!("{}={v}", x.param);
-                named.push(format!("--vary {text}"));
-                match text.parse::<ParamOverride>() {
-                    Ok(o) => {
-                        overrides.push(o);
-                        origins.push(format!("--vary {text}"));
-                    }
-                    Err(m) => {
-                        add(format!("--vary {text}: {m}"));
-                        ok = false;
-                    }
-                }
-            } else {
-                named.push(format!("--{} {v}", x.param));
-                if let Err(m) = iopath_sim::sweep::apply_workload(&mut spec, &x.param, v) {
-                    add(format!("--{} {v}: {m}", x.param));
-                    ok = false;
-                }
-            }
-        }
-        if !ok {
-            continue;
-        }
-        let owned;
-        let t = if overrides.is_empty() {
-            topo
-        } else {
-            match topo.with_overrides_from(&overrides, &origins) {
-                Ok(t) => {
-                    owned = t;
-                    &owned
-                }
-                Err(e) => {
-                    for d in &e.diagnostics {
-                        add(format!("{d}"));
-                    }
-                    continue;
-                }
-            }
-        };
-        let at = named.join(" ");
-        match spec.resolve() {
-            Ok(w) => {
-                if let Err(e) = iopath_sim::target_drives(t, &w) {
-                    add(format!("{at}: {e}"));
-                }
-            }
-            Err(errs) => {
-                for e in errs {
-                    add(format!("{at}: {}: {}", e.field, e.message));
-                }
-            }
-        }
-    }
     if problems.is_empty() {
         return Ok(());
     }
@@ -357,12 +265,12 @@ pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
              every output marks them partial",
             sweep.points.len()
         );
-        return Ok(super::EXIT_INTERRUPTED);
+        return Ok(super::exit::INTERRUPTED);
     }
     let failed = sweep.points.iter().filter(|p| p.error.is_some()).count();
     if failed > 0 {
         eprintln!("error: {failed} of {} points failed; see their `error` fields", sweep.points.len());
-        return Ok(1);
+        return Ok(super::exit::RUNTIME);
     }
     Ok(0)
 }

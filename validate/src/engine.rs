@@ -340,30 +340,54 @@ impl Runner for UringRunner {
     }
 }
 
+/// The buffers of one io_uring job's slots, and how many of them the kernel may be using.
+///
+/// Invariant: a buffer is freed only when no I/O is in flight. `uring_job` declares this
+/// before the ring, so it is dropped after it; when I/Os may still be in flight (an error
+/// while waiting, or a panic that unwinds), drop leaks the buffers instead of freeing them.
+struct Buffers {
+    slots: Vec<Slot>,
+    inflight: usize,
+}
+
+impl Drop for Buffers {
+    fn drop(&mut self) {
+        if self.inflight > 0 {
+            std::mem::forget(std::mem::take(&mut self.slots));
+        }
+    }
+}
+
 fn uring_job(job: &JobSpec, clock: &Clock, ctr: &JobCounters) -> Result<JobResult, EngineError> {
     use io_uring::{opcode, types};
     let qd = job.iodepth.max(1);
-    let mut ring = build_ring(qd.next_power_of_two()).map_err(EngineError::Uring)?;
-    let mut stream = Stream::new(job, 0);
-    let mut tallies = new_tallies(job);
     let read_pct = match &job.kind {
         JobKind::Mix { read_pct } => *read_pct,
         JobKind::Copy { .. } => 100,
     };
+    // The buffers are declared before the ring, so they are dropped after it (locals drop
+    // in reverse order), and `Buffers` leaks them when I/Os may still be in flight: the
+    // kernel never writes into freed memory, even when this function unwinds.
+    let mut bufs = Buffers {
+        slots: (0..qd)
+            .map(|i| {
+                let mut buf = AlignedBuf::new(job.bs as usize, job.mem_align);
+                if read_pct < 100 {
+                    buf.fill_random(job.seed.wrapping_add(u64::from(i)));
+                }
+                Slot { buf, issued: Instant::now(), offset: 0, op: Op::Read }
+            })
+            .collect(),
+        inflight: 0,
+    };
+    let mut ring = build_ring(qd.next_power_of_two()).map_err(EngineError::Uring)?;
+    let mut stream = Stream::new(job, 0);
+    let mut tallies = new_tallies(job);
     let copy_to = match &job.kind {
         JobKind::Copy { to } => Some(to.clone()),
         _ => None,
     };
     let len = job.bs as u32;
-    let mut slots: Vec<Slot> = (0..qd)
-        .map(|i| {
-            let mut buf = AlignedBuf::new(job.bs as usize, job.mem_align);
-            if read_pct < 100 {
-                buf.fill_random(job.seed.wrapping_add(u64::from(i)));
-            }
-            Slot { buf, issued: Instant::now(), offset: 0, op: Op::Read }
-        })
-        .collect();
     let (submitter, mut sq, mut cq) = ring.split();
     let entry = |slot: &mut Slot, ix: usize| -> io_uring::squeue::Entry {
         let (fd, write) = match slot.op {
@@ -383,30 +407,28 @@ fn uring_job(job: &JobSpec, clock: &Clock, ctr: &JobCounters) -> Result<JobResul
                 .user_data(ix as u64)
         }
     };
-    let mut inflight = 0usize;
     let now = Instant::now();
     if !clock.should_stop(now) {
-        for (ix, slot) in slots.iter_mut().enumerate() {
+        for (ix, slot) in bufs.slots.iter_mut().enumerate() {
             slot.offset = stream.next_offset();
             slot.op = stream.next_op(read_pct, copy_to.is_some());
             slot.issued = Instant::now();
             let e = entry(slot, ix);
-            // SAFETY: the buffer lives in `slots`, which outlives the ring's use of it
-            // (we drain every completion before returning).
+            // SAFETY: the entry points into this slot's buffer, owned by `bufs`, which is
+            // dropped after the ring and is leaked while any I/O is in flight.
             unsafe { sq.push(&e).expect("submission queue sized to the depth") };
-            inflight += 1;
+            bufs.inflight += 1;
         }
     }
     let mut failure: Option<EngineError> = None;
-    while inflight > 0 {
+    while bufs.inflight > 0 {
         sq.sync();
         match submitter.submit_and_wait(1) {
             Ok(_) => {}
             Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY)) => {}
             Err(e) => {
-                // Cannot wait for the I/Os in flight: their buffers must not be freed.
-                // Leak them rather than risk the kernel writing into freed memory.
-                std::mem::forget(slots);
+                // Cannot wait for the I/Os in flight: `bufs` leaks their buffers on drop
+                // rather than risk the kernel writing into freed memory.
                 return Err(EngineError::Uring(e));
             }
         }
@@ -419,7 +441,7 @@ fn uring_job(job: &JobSpec, clock: &Clock, ctr: &JobCounters) -> Result<JobResul
         for cqe in &mut cq {
             let ix = cqe.user_data() as usize;
             let res = cqe.result();
-            let slot = &mut slots[ix];
+            let slot = &mut bufs.slots[ix];
             let (side, write, path) = match slot.op {
                 Op::Read | Op::CopyRead => (0, false, &job.io.path),
                 Op::Write => (0, true, &job.io.path),
@@ -437,7 +459,7 @@ fn uring_job(job: &JobSpec, clock: &Clock, ctr: &JobCounters) -> Result<JobResul
                     cause: e,
                 });
                 clock.stop.store(true, Ordering::Relaxed);
-                inflight -= 1;
+                bufs.inflight -= 1;
                 continue;
             }
             if res as u64 != job.bs {
@@ -449,7 +471,7 @@ fn uring_job(job: &JobSpec, clock: &Clock, ctr: &JobCounters) -> Result<JobResul
                     got: res as u64,
                 });
                 clock.stop.store(true, Ordering::Relaxed);
-                inflight -= 1;
+                bufs.inflight -= 1;
                 continue;
             }
             ctr.add(side, job.bs);
@@ -460,19 +482,19 @@ fn uring_job(job: &JobSpec, clock: &Clock, ctr: &JobCounters) -> Result<JobResul
                 slot.op = Op::CopyWrite;
                 slot.issued = now;
                 let e = entry(slot, ix);
-                // SAFETY: as above.
+                // SAFETY: the same slot's buffer, still owned by `bufs` (see above).
                 unsafe { sq.push(&e).expect("submission queue sized to the depth") };
                 continue;
             }
             if stop {
-                inflight -= 1;
+                bufs.inflight -= 1;
                 continue;
             }
             slot.offset = stream.next_offset();
             slot.op = stream.next_op(read_pct, copy_to.is_some());
             slot.issued = Instant::now();
             let e = entry(slot, ix);
-            // SAFETY: as above.
+            // SAFETY: the same slot's buffer, still owned by `bufs` (see above).
             unsafe { sq.push(&e).expect("submission queue sized to the depth") };
         }
     }

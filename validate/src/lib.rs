@@ -17,8 +17,10 @@
 //! - [`discover`]: this machine's topology from sysfs, written as a topology file;
 //! - [`fio`]: fio JSON ingest and fio job files for the same workload;
 //! - [`calibrate`]: measured points (reports, ramps, fio JSON, CSV), least-squares fits of
-//!   part figures to them, part files for `--parts`;
-//! - [`rig`]: loop devices and cgroup v1 blkio throttles for tests (root only).
+//!   part figures to them, part files for `--parts`.
+//!
+//! The loop-device rigs of the tests live in the `iopath-test-support` crate, a
+//! dev-dependency only.
 //!
 //! Invariants: only this crate calls libc or reads `/sys` and `/proc`; nothing here writes
 //! to a block device that [`safety`] has not cleared; every error names the path or
@@ -26,11 +28,11 @@
 
 pub mod blkid;
 pub mod calibrate;
+pub mod compare;
 pub mod discover;
 pub mod engine;
 pub mod fio;
 pub mod measure;
-pub mod rig;
 pub mod safety;
 pub mod sysstat;
 pub mod target;

@@ -396,8 +396,10 @@ fn split_dev(d: u64) -> (u32, u32) {
 /// `((st_dev, st_ino), rdev)`.
 fn loop_status(node: &Path) -> Option<(Inode, (u32, u32))> {
     let f = File::open(node).ok()?;
-    // SAFETY: the struct is plain data, zeroed, and the ioctl fills at most its size.
+    // SAFETY: the struct is plain data (integers and byte arrays): all zeroes is valid.
     let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: LOOP_GET_STATUS64 writes one `loop_info64`, the layout `LoopInfo64` mirrors,
+    // into memory we own; `f` stays open for the call.
     let r = unsafe { libc::ioctl(f.as_raw_fd(), LOOP_GET_STATUS64 as _, &mut info) };
     (r == 0).then(|| ((split_dev(info.lo_device), info.lo_inode), split_dev(info.lo_rdev)))
 }
@@ -968,7 +970,7 @@ mod tests {
         match crate::blkid::probe_fd(std::os::fd::AsRawFd::as_raw_fd(&f)) {
             Ok(v) => assert!(v.is_empty(), "{v:?}"),
             Err(e) => {
-                crate::rig::skip(&format!("libblkid does not work here: {e}"));
+                iopath_test_support::skip(&format!("libblkid does not work here: {e}"));
             }
         }
         // Both layers together: nothing on a blank image.

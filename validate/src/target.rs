@@ -53,7 +53,8 @@ pub struct AlignedBuf {
     layout: Layout,
 }
 
-// The buffer is plain memory owned by this value.
+// SAFETY: the pointer is to memory this value alone owns (allocated in `new`, freed in
+// drop, never shared), so moving it to another thread moves that ownership.
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
@@ -439,10 +440,10 @@ mod tests {
 
     #[test]
     fn created_file_targets_are_fully_written() {
-        let d = tempfile::tempdir_in(crate::rig::scratch_dir()).unwrap();
+        let d = tempfile::tempdir_in(iopath_test_support::scratch_dir()).unwrap();
         let p = d.path().join("t.img");
         if memory_fs(d.path()).is_some() {
-            eprintln!("skipped: the target dir is on tmpfs");
+            iopath_test_support::skip("the scratch directory is on tmpfs; set IOPATH_SCRATCH to a disk");
             return;
         }
         create_file_target(&p, 3 << 20, 1, None).unwrap();
@@ -460,7 +461,7 @@ mod tests {
     fn refuses_tmpfs() {
         let shm = Path::new("/dev/shm");
         if memory_fs(shm).is_none() {
-            eprintln!("skipped: /dev/shm is not tmpfs here");
+            iopath_test_support::skip("/dev/shm is not tmpfs here, so the tmpfs refusal cannot be shown");
             return;
         }
         let e = create_file_target(&shm.join("iopath-never.img"), 1 << 20, 1, None).unwrap_err();

@@ -1,8 +1,8 @@
 //! The `[workload.NAME]` tables of a topology: types, ranges and drive names.
 
-use crate::catalog::{did_you_mean, suggest};
+use crate::bind::{BindError, BindField, bind};
 use crate::topology::{RawWorkload, Sink, found, known};
-use crate::workload::WorkloadSpec;
+use crate::workload::{Copy, Targets, WorkloadSpec};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use toml::Spanned;
@@ -80,28 +80,73 @@ impl RawWorkload {
     }
 }
 
-/// A drive id a workload names, or a diagnostic with the closest ids.
-pub(crate) fn check_drive_name(
+/// How to name a drive, after an unknown id.
+const DRIVE_NAME_HELP: &str = "name the id of a [[drive]]; a [[drive]] with id = \"d\" and count = N has the ids d0 .. dN-1 (`iopath check` lists them)";
+
+/// Binds a table's drives and copy pairs to the topology's drives with [`bind`], the same
+/// binding `simulate` and `measure` make, and reports each problem at its value.
+fn check_binding(
     sink: &mut Sink,
+    w: &RawWorkload,
     name: &str,
-    span: Option<Range<usize>>,
-    key: &str,
+    spec: &WorkloadSpec,
+    parsed: &[(usize, Copy)],
     drive_ids: &[&str],
-    context: &str,
 ) {
-    if drive_ids.contains(&name) {
-        return;
+    // Each of drives, active and copy on its own (copies, when given, decide the drives), so
+    // every mistake written in the file is reported.
+    let copies: Vec<Copy> = parsed.iter().map(|(_, c)| c.clone()).collect();
+    let mut errors = Vec::new();
+    let mut check =
+        |targets: Targets, copies: &[Copy]| errors.extend(bind(drive_ids, &targets, copies).err().unwrap_or_default());
+    if let Some(d) = &spec.drives {
+        check(Targets::Drives(d.clone()), &[]);
     }
-    let s = suggest(name, drive_ids.iter().copied());
-    sink.at(
-        span,
-        key,
-        format!("{context}no drive has id {name:?}{}", did_you_mean(&s)),
-        Some(
-            "name the id of a [[drive]]; a [[drive]] with id = \"d\" and count = N has the ids d0 .. dN-1 (`iopath check` lists them)"
-                .into(),
-        ),
-    );
+    if let Some(n) = spec.active {
+        check(Targets::Active(n), &[]);
+    }
+    if !copies.is_empty() {
+        check(Targets::All, &copies);
+    }
+    for e in errors {
+        let field = e.field().name();
+        // The element of the list in the file: copy pairs that did not parse are not bound.
+        let element = e.index().map(|i| match e.field() {
+            BindField::Copy => parsed[i].0,
+            _ => i,
+        });
+        let value = |list: &Option<Spanned<Vec<Spanned<toml::Value>>>>| {
+            list.as_ref().and_then(|l| l.get_ref().get(element?)).and_then(known)
+        };
+        let (span, k) = match (e.field(), element) {
+            (BindField::Drives, Some(i)) => (value(&w.drives), format!("workload.{name}.drives[{i}]")),
+            (BindField::Copy, Some(i)) => (value(&w.copy), format!("workload.{name}.copy[{i}]")),
+            _ => (w.span(field), format!("workload.{name}.{field}")),
+        };
+        let context = match (e.field(), element) {
+            (BindField::Copy, Some(i)) => {
+                format!("copy {:?}: ", spec.copy.as_ref().and_then(|c| c.get(i)).map_or("", |s| s))
+            }
+            _ => String::new(),
+        };
+        let help = match &e {
+            BindError::UnknownDrive { .. } => DRIVE_NAME_HELP.to_string(),
+            BindError::TooManyActive { have, .. } => {
+                format!("use active = {have} or less, or leave active out to run on every drive")
+            }
+            BindError::CopyChain { .. } | BindError::TwoSources { .. } => {
+                "give each copy its own destination drive, and read only drives no copy writes".to_string()
+            }
+        };
+        let message = match &e {
+            // In the file's own words.
+            BindError::TooManyActive { asked, have } => {
+                format!("active = {asked}, but the topology has only {have} drive{}", if *have == 1 { "" } else { "s" })
+            }
+            _ => format!("{context}{e}"),
+        };
+        sink.at(span, k, message, Some(help));
+    }
 }
 
 /// Turns the file's `[workload.NAME]` tables into [`WorkloadSpec`]s, reporting every
@@ -181,35 +226,20 @@ pub(crate) fn check_workloads(
         if let Some(i) = whole(sink, &w.active, "active") {
             spec.active = usize::try_from(i).ok();
             fits(sink, &w.active, "active", spec.active.is_some());
-            if let (Some(n), Some(v)) = (spec.active, &w.active)
-                && drives_complete
-                && n > drive_ids.len()
-            {
-                let have = drive_ids.len();
-                sink.at(
-                    known(v),
-                    key("active"),
-                    format!("active = {n}, but the topology has only {have} drive{}", if have == 1 { "" } else { "s" }),
-                    Some(format!("use active = {have} or less, or leave active out to run on every drive")),
-                );
-            }
         }
         if let Some(list) = &w.drives {
             let mut names = Vec::new();
             for (j, v) in list.get_ref().iter().enumerate() {
                 let k = format!("workload.{name}.drives[{j}]");
                 match v.get_ref() {
-                    toml::Value::String(s) => {
-                        if drives_complete {
-                            check_drive_name(sink, s, known(v), &k, drive_ids, "");
-                        }
-                        names.push(s.clone());
-                    }
+                    toml::Value::String(s) => names.push(s.clone()),
                     _ => type_error(sink, v, "drives", k),
                 }
             }
             spec.drives = Some(names);
         }
+        // The copy pairs that parsed, with the element each came from.
+        let mut parsed: Vec<(usize, Copy)> = Vec::new();
         if let Some(list) = &w.copy {
             let mut pairs = Vec::new();
             for (j, v) in list.get_ref().iter().enumerate() {
@@ -221,14 +251,7 @@ pub(crate) fn check_workloads(
                 // Each pair on its own, so a problem points at its element.
                 let one = WorkloadSpec { copy: Some(vec![s.clone()]), ..WorkloadSpec::default() };
                 match one.resolve() {
-                    Ok(r) if drives_complete => {
-                        for c in &r.copies {
-                            let ctx = format!("copy {s:?}: ");
-                            check_drive_name(sink, &c.from, known(v), &k, drive_ids, &ctx);
-                            check_drive_name(sink, &c.to, known(v), &k, drive_ids, &ctx);
-                        }
-                    }
-                    Ok(_) => {}
+                    Ok(r) => parsed.extend(r.copies.into_iter().map(|c| (j, c))),
                     Err(errs) => {
                         let (what, help) = workload_words("copy");
                         for e in errs {
@@ -239,6 +262,9 @@ pub(crate) fn check_workloads(
                 pairs.push(s.clone());
             }
             spec.copy = Some(pairs);
+        }
+        if drives_complete {
+            check_binding(sink, w, name, &spec, &parsed, drive_ids);
         }
         // Ranges and formats of the other fields.
         let rest = WorkloadSpec { copy: None, ..spec.clone() };

@@ -51,18 +51,19 @@ pub use targets::target_drives;
 pub enum SimError {
     #[error("no drive has id {id:?}{hint}")]
     UnknownDrive { id: String, hint: String },
-    #[error("--active {asked}: the topology has only {have} drives")]
+    #[error("{asked} active drives asked for, but the topology has only {have} drives")]
     TooManyActive { asked: usize, have: usize },
-    #[error("drive {0:?} is both read and written by copies; copy between distinct drives")]
-    CopyConflict(String),
+    /// A copy chain or a destination with two sources.
+    #[error(transparent)]
+    Bind(iopath_model::bind::BindError),
     #[error(
-        "--replications {asked}: expected 1 to {max} seeds (the spread of a mean shrinks as \
+        "{asked} replications: expected 1 to {max} seeds (the spread of a mean shrinks as \
          1/sqrt(n), so {max} seeds already put it at 3% of one seed's)"
     )]
     Replications { asked: u32, max: u32 },
     #[error(
         "{jobs} jobs (drives x numjobs) x iodepth {iodepth} = {} I/Os outstanding; at most {max} \
-         (each is memory before the run starts): lower --iodepth, --numjobs or the drives used",
+         (each is memory before the run starts): lower the iodepth, the jobs per drive or the drives used",
         jobs * u64::from(*iodepth)
     )]
     TooManyIos { jobs: u64, iodepth: u32, max: u64 },

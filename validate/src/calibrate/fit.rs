@@ -107,7 +107,11 @@ impl Free {
 /// Resolves `--free` specs: the node exists, the figure is a number its kind accepts, the
 /// bounds lie inside the figure's range (the default bounds).
 pub fn resolve_free(topo: &Topology, specs: &[FreeSpec]) -> Result<Vec<Free>, CalibrateError> {
-    let bad = |m: String| CalibrateError::Input(format!("--free {m}"));
+    let bad = |m: String| {
+        let (figure, message) =
+            m.split_once(": ").map(|(a, b)| (a.to_string(), b.to_string())).unwrap_or((m, String::new()));
+        CalibrateError::Free { figure, message }
+    };
     let mut out: Vec<Free> = Vec::new();
     for s in specs {
         let name = format!("{}.{}", s.node, s.param);
@@ -445,7 +449,7 @@ pub fn fit(
     progress: &(dyn Fn(FitProgress) + Sync),
 ) -> Result<FitResult, CalibrateError> {
     if frees.is_empty() {
-        return Err(CalibrateError::Input("nothing to fit: give at least one --free NODE.PARAM".into()));
+        return Err(CalibrateError::NothingToFit);
     }
     if points.is_empty() {
         return Err(CalibrateError::Input("no measured points to fit".into()));
@@ -559,7 +563,7 @@ pub fn fit(
         .collect();
     let termination = if matches!(report.termination, levenberg_marquardt::TerminationReason::User(_)) {
         warnings.push(format!(
-            "stopped after {} evaluations without converging; raise --max-evaluations to go on",
+            "stopped after {} evaluations without converging; raise the evaluation limit to go on",
             opts.max_evaluations.max(2)
         ));
         "evaluation budget spent".to_string()

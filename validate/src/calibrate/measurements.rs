@@ -78,7 +78,7 @@ pub fn parse_map(entries: &[String]) -> Result<BTreeMap<String, String>, Calibra
                 Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() => {
                     m.insert(a.trim().to_string(), b.trim().to_string());
                 }
-                _ => return Err(CalibrateError::Input(format!("--map {item:?}: expected JOB=DRIVE, e.g. job0=D"))),
+                _ => return Err(CalibrateError::Map { entry: item.to_string() }),
             }
         }
     }
@@ -88,20 +88,126 @@ pub fn parse_map(entries: &[String]) -> Result<BTreeMap<String, String>, Calibra
 /// Reads one measurement file into points, checking every drive it names against `topo`.
 pub fn load(path: &Path, topo: &Topology, opts: &LoadOptions) -> Result<Vec<Point>, CalibrateError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| CalibrateError::Input(format!("{name}: cannot read: {e}")))?;
-    let points = parse(&name, &text, topo, opts)?;
+    let points = points(&name, &read(path)?, topo, opts)?;
     if points.is_empty() {
-        return Err(CalibrateError::Input(format!("{name}: no measured points in the file")));
+        return Err(CalibrateError::Format { file: name, message: "no measured points in the file".to_string() });
     }
     Ok(points)
 }
 
-/// Parses measurement text (`file` names it in messages); the format is recognised by content.
-pub fn parse(file: &str, text: &str, topo: &Topology, opts: &LoadOptions) -> Result<Vec<Point>, CalibrateError> {
+/// A measurement file as read, its format recognised by content: the one reader of
+/// measured files for fitting, comparing and overlaying points on a chart.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Measured {
+    /// A report from `iopath measure` or `iopath simulate` (JSON).
+    Report(Value),
+    /// A sweep or ramp from iopath (JSON); points without a report failed.
+    Sweep(Value),
+    /// fio's JSON output (`--output-format=json`): the whole text and its last document.
+    Fio {
+        /// The text as read (fio's own reader wants it whole).
+        text: String,
+        /// The last JSON document in it.
+        doc: Value,
+    },
+    /// A CSV table with a header row.
+    Table(Table),
+}
+
+/// A CSV table: the header (lowercased, trimmed) and every data row with its line number.
+/// Fields follow RFC 4180 (a quoted field may hold commas, quotes and line breaks); lines
+/// starting with `#` and empty lines are skipped.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Table {
+    /// The file, as named in messages.
+    pub file: String,
+    /// Line of the header row (1-based).
+    pub header_line: u64,
+    /// Column names.
+    pub header: Vec<String>,
+    /// Data rows.
+    pub rows: Vec<TableRow>,
+}
+
+/// One data row of a [`Table`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableRow {
+    /// Line the row starts on (1-based).
+    pub line: u64,
+    /// Cells, trimmed.
+    pub cells: Vec<String>,
+}
+
+/// The columns of iopath's own `sweep.csv` that a reader needs.
+const SWEEP_CSV_COLUMNS: &[&str] = &["param", "value", "drive", "mb_s", "error"];
+
+impl Table {
+    /// Reads CSV text. Every row has the header's number of cells, or the error names it.
+    pub fn parse(file: &str, text: &str) -> Result<Table, CalibrateError> {
+        let mut r = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .comment(Some(b'#'))
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(text.as_bytes());
+        let mut t = Table { file: file.to_string(), ..Default::default() };
+        for rec in r.records() {
+            let rec = rec.map_err(|e| {
+                let line = e.position().map(|p| p.line()).unwrap_or(0);
+                CalibrateError::Csv { file: file.to_string(), line, column: None, message: e.to_string() }
+            })?;
+            let line = rec.position().map(|p| p.line()).unwrap_or(0);
+            let cells: Vec<String> = rec.iter().map(str::to_string).collect();
+            if cells.iter().all(|c| c.is_empty()) {
+                continue;
+            }
+            if t.header.is_empty() {
+                t.header = cells.iter().map(|c| c.to_ascii_lowercase()).collect();
+                t.header_line = line;
+            } else {
+                t.rows.push(TableRow { line, cells });
+            }
+        }
+        Ok(t)
+    }
+
+    /// Index of a column.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|c| c == name)
+    }
+
+    /// Whether this is iopath's own `sweep.csv` (`iopath sweep --out`).
+    pub fn is_sweep_csv(&self) -> bool {
+        SWEEP_CSV_COLUMNS.iter().all(|c| self.column(c).is_some())
+    }
+
+    /// An error at a row's cell, naming file, line and column.
+    pub fn error(&self, line: u64, column: Option<usize>, message: String) -> CalibrateError {
+        CalibrateError::Csv {
+            file: self.file.clone(),
+            line,
+            column: column.map(|c| (c + 1, self.header.get(c).cloned().unwrap_or_default())),
+            message,
+        }
+    }
+}
+
+/// Reads a measurement file and recognises its format.
+pub fn read(path: &Path) -> Result<Measured, CalibrateError> {
+    let file = path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| CalibrateError::Read { file: file.clone(), cause: e.to_string() })?;
+    recognise(&file, &text)
+}
+
+/// Recognises measurement text (`file` names it in messages): a `.csv` name, or text that is
+/// neither a JSON document nor fio output, is a CSV table.
+pub fn recognise(file: &str, text: &str) -> Result<Measured, CalibrateError> {
     let trimmed = text.trim_start();
     if file.to_ascii_lowercase().ends_with(".csv") || !(trimmed.starts_with('{') || text.contains("\"jobs\"")) {
-        return parse_csv(file, text, topo);
+        return Table::parse(file, text).map(Measured::Table);
     }
+    let bad = |message: String| CalibrateError::Format { file: file.to_string(), message };
     let start = text.find('{').unwrap_or(0);
     // fio output may hold several documents and text before the first `{`: read the last one.
     let mut last: Option<Value> = None;
@@ -109,29 +215,156 @@ pub fn parse(file: &str, text: &str, topo: &Topology, opts: &LoadOptions) -> Res
         match doc {
             Ok(v) => last = Some(v),
             Err(_) if last.is_some() => break,
-            Err(e) => return Err(CalibrateError::Input(format!("{file}: not JSON, nor a CSV: {e}"))),
+            Err(e) => return Err(bad(format!("not JSON, nor a CSV: {e}"))),
         }
     }
-    let v = last.ok_or_else(|| CalibrateError::Input(format!("{file}: empty")))?;
+    let v = last.ok_or_else(|| bad("empty".to_string()))?;
     if v.get("jobs").is_some() {
-        return fio_points(file, text, &v, topo, opts).map(|p| vec![p]);
+        return Ok(Measured::Fio { text: text.to_string(), doc: v });
     }
-    if let Some(points) = v.get("points").and_then(Value::as_array) {
-        let mut out = Vec::new();
-        for (i, p) in points.iter().enumerate() {
-            match p.get("report") {
-                Some(r) if !r.is_null() => out.push(report_point(&format!("{file}#{i}"), r, topo, opts)?),
-                _ => {} // a failed point of the ramp: nothing measured
-            }
-        }
-        return Ok(out);
+    if v.get("points").and_then(Value::as_array).is_some() {
+        return Ok(Measured::Sweep(v));
     }
     if v.get("total").is_some() && v.get("workload").is_some() {
-        return Ok(vec![report_point(file, &v, topo, opts)?]);
+        return Ok(Measured::Report(v));
     }
-    Err(CalibrateError::Input(format!(
-        "{file}: not a report or sweep from `iopath measure`, nor fio JSON output (--output-format=json), nor a CSV"
-    )))
+    Err(bad("not a report or sweep from iopath, nor fio JSON output (--output-format=json), nor a CSV".to_string()))
+}
+
+/// Parses measurement text (`file` names it in messages); the format is recognised by content.
+pub fn parse(file: &str, text: &str, topo: &Topology, opts: &LoadOptions) -> Result<Vec<Point>, CalibrateError> {
+    points(file, &recognise(file, text)?, topo, opts)
+}
+
+/// The points of a measurement file, checking every drive it names against `topo`.
+pub fn points(file: &str, m: &Measured, topo: &Topology, opts: &LoadOptions) -> Result<Vec<Point>, CalibrateError> {
+    match m {
+        Measured::Fio { text, doc } => fio_points(file, text, doc, topo, opts).map(|p| vec![p]),
+        Measured::Sweep(v) => {
+            let mut out = Vec::new();
+            for (i, p) in v["points"].as_array().into_iter().flatten().enumerate() {
+                match p.get("report") {
+                    Some(r) if !r.is_null() => out.push(report_point(&format!("{file}#{i}"), r, topo, opts)?),
+                    _ => {} // a failed point of the ramp: nothing measured
+                }
+            }
+            Ok(out)
+        }
+        Measured::Report(v) => Ok(vec![report_point(file, v, topo, opts)?]),
+        Measured::Table(t) if t.is_sweep_csv() => Err(CalibrateError::Format {
+            file: file.to_string(),
+            message: "is a sweep.csv, which holds rates but not the workload they were measured with; \
+                      use the sweep.json written beside it"
+                .to_string(),
+        }),
+        Measured::Table(t) => table_points(t, topo),
+    }
+}
+
+/// Points to draw over a chart: one series per label, each point (x, total MB/s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// The legend label.
+    pub label: String,
+    /// (x, MB/s) pairs in file order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// The points of a measurement file to overlay on a chart against the number of drives (or
+/// the swept value). `name` labels series that carry no label of their own.
+///
+/// - a report: one point at x = its number of drives; a sweep: one point per run point, at
+///   its swept value; fio output: one point at x = its number of jobs (label `NAME (fio)`);
+/// - iopath's `sweep.csv`: the `total` rows of points that ran, at their swept value;
+/// - a CSV with columns `x` (or `active`) and `mb_s` (optional `label`), or a CSV without a
+///   header whose columns are x, MB/s and an optional label.
+pub fn overlay(name: &str, m: &Measured) -> Result<Vec<Series>, CalibrateError> {
+    let one = |label: String, points: Vec<(f64, f64)>| Ok(vec![Series { label, points }]);
+    let mb_s = |r: &Value| r.get("total").and_then(|t| t.get("mb_s")).and_then(Value::as_f64);
+    match m {
+        Measured::Report(r) => {
+            let drives = r.get("drives").and_then(Value::as_array).map_or(0, Vec::len);
+            one(name.to_string(), mb_s(r).map(|y| (drives as f64, y)).into_iter().collect())
+        }
+        Measured::Sweep(s) => one(
+            name.to_string(),
+            s["points"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| Some((p.get("value")?.as_f64()?, mb_s(p.get("report")?)?)))
+                .collect(),
+        ),
+        Measured::Fio { text, .. } => {
+            let out = fio::parse_fio_json(name, text)
+                .map_err(|e| CalibrateError::Format { file: name.to_string(), message: e.to_string() })?;
+            let r = fio::to_report(&out, &Default::default(), "fio");
+            one(format!("{name} (fio)"), vec![(r.drives.len() as f64, r.total.mb_s)])
+        }
+        Measured::Table(t) => table_series(name, t),
+    }
+}
+
+fn table_series(name: &str, t: &Table) -> Result<Vec<Series>, CalibrateError> {
+    let mut series: Vec<Series> = Vec::new();
+    let mut add = |label: String, x: f64, y: f64| match series.iter_mut().find(|s| s.label == label) {
+        Some(s) => s.points.push((x, y)),
+        None => series.push(Series { label, points: vec![(x, y)] }),
+    };
+    let number = |line: u64, cells: &[String], c: usize| -> Result<f64, CalibrateError> {
+        let v = cells.get(c).map(String::as_str).unwrap_or("");
+        v.parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite())
+            .ok_or_else(|| t.error(line, Some(c), format!("expected a number, found {v:?}")))
+    };
+    // Without a header (the first row is numbers): x, MB/s and an optional label.
+    if t.header.first().is_some_and(|c| c.parse::<f64>().is_ok()) {
+        let first = TableRow { line: t.header_line, cells: t.header.clone() };
+        for row in std::iter::once(&first).chain(&t.rows) {
+            let (x, y) = (number(row.line, &row.cells, 0)?, number(row.line, &row.cells, 1)?);
+            add(row.cells.get(2).cloned().unwrap_or_else(|| name.to_string()), x, y);
+        }
+        return Ok(series);
+    }
+    if t.is_sweep_csv() {
+        let (value, drive, y, error) = (t.column("value"), t.column("drive"), t.column("mb_s"), t.column("error"));
+        let (value, drive, y, error) = (value.unwrap_or(0), drive.unwrap_or(0), y.unwrap_or(0), error.unwrap_or(0));
+        let second = t.column("value2");
+        for row in &t.rows {
+            let cell = |c: usize| row.cells.get(c).map(String::as_str).unwrap_or("");
+            if cell(drive) != "total" || !cell(error).is_empty() || cell(y).is_empty() {
+                continue; // a drive's row, or a point that did not run
+            }
+            let label = match (t.column("param2"), second) {
+                (Some(p2), Some(v2)) if !cell(v2).is_empty() => format!("{name} {}={}", cell(p2), cell(v2)),
+                _ => name.to_string(),
+            };
+            add(label, number(row.line, &row.cells, value)?, number(row.line, &row.cells, y)?);
+        }
+        return Ok(series);
+    }
+    let x = t.column("x").or_else(|| t.column("active"));
+    let (Some(x), Some(y)) = (x, t.column("mb_s")) else {
+        return Err(t.error(
+            t.header_line,
+            None,
+            "a chart overlay needs columns x (or active) and mb_s, e.g. x,mb_s,label".to_string(),
+        ));
+    };
+    let label = t.column("label");
+    for row in &t.rows {
+        if row.cells.len() != t.header.len() {
+            return Err(t.error(
+                row.line,
+                None,
+                format!("{} cells, the header has {}", row.cells.len(), t.header.len()),
+            ));
+        }
+        let l = label.map(|c| row.cells[c].clone()).filter(|l| !l.is_empty()).unwrap_or_else(|| name.to_string());
+        add(l, number(row.line, &row.cells, x)?, number(row.line, &row.cells, y)?);
+    }
+    Ok(series)
 }
 
 fn drive_ids(topo: &Topology) -> Vec<String> {
@@ -239,12 +472,11 @@ fn report_point(label: &str, r: &Value, topo: &Topology, opts: &LoadOptions) -> 
                 let path = t.get("path").and_then(Value::as_str).unwrap_or("");
                 // Positional fallback: the k-th target of the measurement is the k-th drive.
                 let d = map_target(topo, opts, &[id, path]).or_else(|| drive_ids(topo).get(k).cloned()).ok_or_else(
-                    || {
-                        bad(&format!(
-                            "target {id:?} maps to no drive of {} (it has {}); give --map {id}=DRIVE",
-                            topo.name,
-                            topo.drives.len()
-                        ))
+                    || CalibrateError::Unmapped {
+                        file: label.to_string(),
+                        what: format!("target {id:?}"),
+                        key: id.to_string(),
+                        drives: drive_ids(topo).join(", "),
                     },
                 )?;
                 check_drive(label, topo, &d)?;
@@ -296,7 +528,8 @@ fn fio_points(
     topo: &Topology,
     opts: &LoadOptions,
 ) -> Result<Point, CalibrateError> {
-    let out = fio::parse_fio_json(file, text).map_err(|e| CalibrateError::Input(e.to_string()))?;
+    let out = fio::parse_fio_json(file, text)
+        .map_err(|e| CalibrateError::Format { file: file.to_string(), message: e.to_string() })?;
     let bad = |m: String| CalibrateError::Input(format!("{file}: {m}"));
     // Options of each job, global ones first (duplicate keys: the last value wins).
     let global = root.get("global options").and_then(Value::as_object).cloned().unwrap_or_default();
@@ -353,13 +586,11 @@ fn fio_points(
             Some(_) => {}
         }
         let fname = job.filename.clone().unwrap_or_default();
-        let d = map_target(topo, opts, &[&job.jobname, &fname]).ok_or_else(|| {
-            bad(format!(
-                "cannot tell which drive fio job {:?} (filename {fname:?}) ran on; give --map {}=DRIVE (drives: {})",
-                job.jobname,
-                job.jobname,
-                drive_ids(topo).join(", ")
-            ))
+        let d = map_target(topo, opts, &[&job.jobname, &fname]).ok_or_else(|| CalibrateError::Unmapped {
+            file: file.to_string(),
+            what: format!("fio job {:?} (filename {fname:?})", job.jobname),
+            key: job.jobname.clone(),
+            drives: drive_ids(topo).join(", "),
         })?;
         check_drive(file, topo, &d)?;
         drives.push(d);
@@ -381,21 +612,6 @@ fn fio_points(
     })
 }
 
-fn split_cells(line: &str) -> Vec<String> {
-    let mut cells = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => cells.push(std::mem::take(&mut cur).trim().to_string()),
-            _ => cur.push(c),
-        }
-    }
-    cells.push(cur.trim().to_string());
-    cells
-}
-
 const CSV_COLUMNS: &[&str] = &[
     "rw",
     "bs",
@@ -415,125 +631,131 @@ const CSV_COLUMNS: &[&str] = &[
     "weight",
 ];
 
-fn parse_csv(file: &str, text: &str, topo: &Topology) -> Result<Vec<Point>, CalibrateError> {
-    let mut header: Option<Vec<String>> = None;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let at = format!("{file}:{}", i + 1);
-        let bad = |m: String| CalibrateError::Input(format!("{at}: {m}"));
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        let cells = split_cells(t);
-        let Some(h) = &header else {
-            let h: Vec<String> = cells.iter().map(|c| c.to_ascii_lowercase()).collect();
-            for c in &h {
-                if !CSV_COLUMNS.contains(&c.as_str()) {
-                    return Err(bad(format!("unknown column {c:?}; columns are {}", CSV_COLUMNS.join(", "))));
-                }
-            }
-            if !h.iter().any(|c| c == "mb_s" || c == "mib_s" || c == "iops") {
-                return Err(bad("the header needs a column mb_s, mib_s or iops".to_string()));
-            }
-            header = Some(h);
-            continue;
-        };
-        if cells.len() != h.len() {
-            return Err(bad(format!("{} cells, the header has {}", cells.len(), h.len())));
-        }
-        let get = |k: &str| h.iter().position(|c| c == k).map(|ix| cells[ix].as_str()).filter(|v| !v.is_empty());
-        let int = |k: &str| -> Result<Option<u32>, CalibrateError> {
-            get(k).map(|v| v.parse::<u32>().map_err(|_| bad(format!("{k}={v:?}: expected a whole number")))).transpose()
-        };
-        let float = |k: &str| -> Result<Option<f64>, CalibrateError> {
-            get(k)
-                .map(|v| match v.parse::<f64>() {
-                    Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
-                    _ => Err(bad(format!("{k}={v:?}: expected a positive number"))),
-                })
-                .transpose()
-        };
-        let list = |k: &str| -> Vec<String> {
-            get(k)
-                .map(|v| v.split([';', ' ']).filter(|s| !s.is_empty()).map(str::to_string).collect())
-                .unwrap_or_default()
-        };
-        let (observed, metric) = if let Some(v) = float("mb_s")? {
-            (v, Metric::MbS)
-        } else if let Some(v) = float("mib_s")? {
-            (v * 1.048576, Metric::MbS)
-        } else if let Some(v) = float("iops")? {
-            (v, Metric::Iops)
-        } else {
-            return Err(bad("no value in mb_s, mib_s or iops".to_string()));
-        };
-        let drives = list("drives");
-        for d in &drives {
-            check_drive(&at, topo, d)?;
-        }
-        let drive = get("drive").map(str::to_string);
-        if let Some(d) = &drive {
-            check_drive(&at, topo, d)?;
-        }
-        let active = int("active")?.map(|n| n as usize);
-        if let Some(n) = active
-            && (n == 0 || n > topo.drives.len())
-        {
-            return Err(bad(format!("active={n}: topology {} has {} drives", topo.name, topo.drives.len())));
-        }
-        let sets = list("set")
-            .iter()
-            .map(|s| s.parse::<ParamOverride>().map_err(|m| bad(format!("set: {m}"))))
-            .collect::<Result<Vec<_>, _>>()?;
-        if !sets.is_empty() {
-            // Named as the CSV's set cell, not as a --set option.
-            let origins: Vec<String> = list("set").iter().map(|s| format!("set {s}")).collect();
-            topo.with_overrides_from(&sets, &origins)
-                .map_err(|e| bad(e.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("; ")))?;
-        }
-        let spec = WorkloadSpec {
-            rw: get("rw").map(str::to_string),
-            bs: get("bs").map(str::to_string),
-            iodepth: int("iodepth")?,
-            numjobs: int("numjobs")?,
-            rwmixread: int("rwmixread")?,
-            region: get("region").map(str::to_string),
-            active,
-            drives: if drives.is_empty() { None } else { Some(drives) },
-            ..Default::default()
-        };
-        spec.resolve().map_err(|errs| {
-            bad(errs.iter().map(|e| format!("{}: {}", e.field, e.message)).collect::<Vec<_>>().join("; "))
-        })?;
-        let runtime_s = match get("runtime") {
-            None => None,
-            Some(r) => Some(
-                iopath_model::units::parse_duration(r).map_err(|e| bad(format!("runtime: {e}")))?.nanos() as f64 / 1e9,
-            ),
-        };
-        let mut workload = describe(&spec);
-        if !sets.is_empty() {
-            workload += &format!(" set={}", list("set").join(";"));
-        }
-        out.push(Point {
-            label: get("label").map(|l| format!("{at} {l}")).unwrap_or(at.clone()),
-            workload,
-            spec,
-            sets,
-            observed,
-            metric,
-            drive,
-            weight: float("weight")?.unwrap_or(1.0),
-            runtime_s,
+fn table_points(t: &Table, topo: &Topology) -> Result<Vec<Point>, CalibrateError> {
+    let file = &t.file;
+    if t.header.is_empty() {
+        return Err(CalibrateError::Format {
+            file: file.clone(),
+            message: "not a report or sweep (JSON) and no CSV header; the first line names the columns, e.g. rw,bs,iodepth,active,mb_s".to_string(),
         });
     }
-    if header.is_none() {
-        return Err(CalibrateError::Input(format!(
-            "{file}: not a report or sweep (JSON) and no CSV header; the first line names the columns, e.g. rw,bs,iodepth,active,mb_s"
-        )));
+    let h = &t.header;
+    for (c, name) in h.iter().enumerate() {
+        if !CSV_COLUMNS.contains(&name.as_str()) {
+            return Err(t.error(
+                t.header_line,
+                Some(c),
+                format!("unknown column {name:?}; columns are {}", CSV_COLUMNS.join(", ")),
+            ));
+        }
+    }
+    if !h.iter().any(|c| c == "mb_s" || c == "mib_s" || c == "iops") {
+        return Err(t.error(t.header_line, None, "the header needs a column mb_s, mib_s or iops".to_string()));
+    }
+    let mut out = Vec::new();
+    for row in &t.rows {
+        out.push(table_point(t, row, topo)?);
     }
     Ok(out)
+}
+
+/// One point of a CSV table of published points (columns in [`CSV_COLUMNS`]).
+fn table_point(t: &Table, row: &TableRow, topo: &Topology) -> Result<Point, CalibrateError> {
+    let (h, cells) = (&t.header, &row.cells);
+    let at = format!("{}:{}", t.file, row.line);
+    let bad = |c: Option<usize>, m: String| t.error(row.line, c, m);
+    if cells.len() != h.len() {
+        return Err(bad(None, format!("{} cells, the header has {}", cells.len(), h.len())));
+    }
+    let col = |k: &str| t.column(k);
+    let get = |k: &str| col(k).map(|ix| cells[ix].as_str()).filter(|v| !v.is_empty());
+    let int = |k: &str| -> Result<Option<u32>, CalibrateError> {
+        get(k)
+            .map(|v| v.parse::<u32>().map_err(|_| bad(col(k), format!("{k}={v:?}: expected a whole number"))))
+            .transpose()
+    };
+    let float = |k: &str| -> Result<Option<f64>, CalibrateError> {
+        get(k)
+            .map(|v| match v.parse::<f64>() {
+                Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+                _ => Err(bad(col(k), format!("{k}={v:?}: expected a positive number"))),
+            })
+            .transpose()
+    };
+    let list = |k: &str| -> Vec<String> {
+        get(k).map(|v| v.split([';', ' ']).filter(|s| !s.is_empty()).map(str::to_string).collect()).unwrap_or_default()
+    };
+    let (observed, metric) = if let Some(v) = float("mb_s")? {
+        (v, Metric::MbS)
+    } else if let Some(v) = float("mib_s")? {
+        (v * 1.048576, Metric::MbS)
+    } else if let Some(v) = float("iops")? {
+        (v, Metric::Iops)
+    } else {
+        return Err(bad(None, "no value in mb_s, mib_s or iops".to_string()));
+    };
+    let drives = list("drives");
+    for d in &drives {
+        check_drive(&at, topo, d)?;
+    }
+    let drive = get("drive").map(str::to_string);
+    if let Some(d) = &drive {
+        check_drive(&at, topo, d)?;
+    }
+    let active = int("active")?.map(|n| n as usize);
+    if let Some(n) = active
+        && (n == 0 || n > topo.drives.len())
+    {
+        return Err(bad(col("active"), format!("active={n}: topology {} has {} drives", topo.name, topo.drives.len())));
+    }
+    let sets = list("set")
+        .iter()
+        .map(|s| s.parse::<ParamOverride>().map_err(|m| bad(col("set"), format!("set: {m}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !sets.is_empty() {
+        // Named as the CSV's set cell, not as a command-line override.
+        let origins: Vec<String> = list("set").iter().map(|s| format!("set {s}")).collect();
+        topo.with_overrides_from(&sets, &origins)
+            .map_err(|e| bad(col("set"), e.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("; ")))?;
+    }
+    let spec = WorkloadSpec {
+        rw: get("rw").map(str::to_string),
+        bs: get("bs").map(str::to_string),
+        iodepth: int("iodepth")?,
+        numjobs: int("numjobs")?,
+        rwmixread: int("rwmixread")?,
+        region: get("region").map(str::to_string),
+        active,
+        drives: if drives.is_empty() { None } else { Some(drives) },
+        ..Default::default()
+    };
+    spec.resolve().map_err(|errs| {
+        let first = errs.first().and_then(|e| col(e.field));
+        bad(first, errs.iter().map(|e| format!("{}: {}", e.field, e.message)).collect::<Vec<_>>().join("; "))
+    })?;
+    let runtime_s = match get("runtime") {
+        None => None,
+        Some(r) => Some(
+            iopath_model::units::parse_duration(r).map_err(|e| bad(col("runtime"), format!("runtime: {e}")))?.nanos()
+                as f64
+                / 1e9,
+        ),
+    };
+    let mut workload = describe(&spec);
+    if !sets.is_empty() {
+        workload += &format!(" set={}", list("set").join(";"));
+    }
+    Ok(Point {
+        label: get("label").map(|l| format!("{at} {l}")).unwrap_or(at.clone()),
+        workload,
+        spec,
+        sets,
+        observed,
+        metric,
+        drive,
+        weight: float("weight")?.unwrap_or(1.0),
+        runtime_s,
+    })
 }
 
 #[cfg(test)]
@@ -596,7 +818,71 @@ dev = "/dev/sdx"
         let e = parse("p.csv", "rw,set,mb_s\nread,hba.uplink=bogus,3\n", &topo(), &LoadOptions::default())
             .unwrap_err()
             .to_string();
-        assert!(e.contains("p.csv:2: set hba.uplink=bogus: uplink: expected") && !e.contains("--set"), "{e}");
+        assert!(
+            e.contains("p.csv:2: column 2 (set): set hba.uplink=bogus: uplink: expected") && !e.contains("--set"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_quoted_label_keeps_its_comma() {
+        let text = "rw,bs,active,mb_s,label\nread,128k,2,500,\"Smith, 2023\"\n";
+        let p = parse("p.csv", text, &topo(), &LoadOptions::default()).unwrap();
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].label, "p.csv:2 Smith, 2023");
+        assert_eq!(p[0].observed, 500.0);
+        // The same in an overlay: one series named by the label.
+        let m = recognise("o.csv", "x,mb_s,label\n1,100,\"Smith, 2023\"\n2,190,\"Smith, 2023\"\n").unwrap();
+        let s = overlay("o", &m).unwrap();
+        assert_eq!(s, [Series { label: "Smith, 2023".into(), points: vec![(1.0, 100.0), (2.0, 190.0)] }]);
+    }
+
+    #[test]
+    fn csv_errors_name_file_line_and_column() {
+        let e = parse("p.csv", "rw,bs,iodepth,mb_s\nread,1m,x,5\n", &topo(), &LoadOptions::default()).unwrap_err();
+        assert_eq!(
+            e,
+            CalibrateError::Csv {
+                file: "p.csv".into(),
+                line: 2,
+                column: Some((3, "iodepth".into())),
+                message: "iodepth=\"x\": expected a whole number".into()
+            }
+        );
+        assert_eq!(e.to_string(), "p.csv:2: column 3 (iodepth): iodepth=\"x\": expected a whole number");
+        let m = recognise("o.csv", "# note\nx,mb_s\n1,fast\n").unwrap();
+        let e = overlay("o", &m).unwrap_err().to_string();
+        assert_eq!(e, "o.csv:3: column 2 (mb_s): expected a number, found \"fast\"");
+    }
+
+    #[test]
+    fn overlays_from_every_format() {
+        // Without a header: x, MB/s, optional label.
+        let s = overlay("n", &recognise("n.csv", "1,100\n2,150,b\n").unwrap()).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].label.as_str(), s[0].points.clone()), ("n", vec![(1.0, 100.0)]));
+        assert_eq!((s[1].label.as_str(), s[1].points.clone()), ("b", vec![(2.0, 150.0)]));
+        // iopath's own sweep.csv: the total rows of points that ran, at their swept value.
+        let csv = "param,value,param2,value2,drive,read_mb_s,write_mb_s,mb_s,iops,lat_mean_us,lat_p50_us,\
+                   lat_p99_us,bottleneck,bound_mb_s,error,partial\n\
+                   active,1,,,ssd0,500,0,500,1,1,1,1,,,,false\n\
+                   active,1,,,total,500,0,500,1,1,1,1,ssd0,550,,false\n\
+                   active,2,,,total,900,0,900,1,1,1,1,hba,1000,,false\n\
+                   active,3,,,total,,,,,,,,,,\"--active 3: too many, really\",false\n";
+        let m = recognise("sweep.csv", csv).unwrap();
+        assert!(matches!(&m, Measured::Table(t) if t.is_sweep_csv()));
+        let s = overlay("sweep", &m).unwrap();
+        assert_eq!(s, [Series { label: "sweep".into(), points: vec![(1.0, 500.0), (2.0, 900.0)] }]);
+        // ...which holds no workload, so it cannot be fitted: said so, not ignored.
+        let e = points("sweep.csv", &m, &topo(), &LoadOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("sweep.csv") && e.contains("sweep.json"), "{e}");
+        // A sweep (JSON): one point per report, at its value.
+        let sweep = serde_json::json!({ "points": [
+            { "param": "active", "value": 1, "report": { "total": { "mb_s": 10.0 }, "drives": [{}] } },
+            { "param": "active", "value": 2, "report": null, "error": "x" } ] });
+        let s = overlay("s", &recognise("s.json", &sweep.to_string()).unwrap()).unwrap();
+        assert_eq!(s[0].points, [(1.0, 10.0)]);
+        assert!(recognise("x.json", "{\"foo\": 1}").is_err());
     }
 
     #[test]

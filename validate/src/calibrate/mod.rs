@@ -10,8 +10,8 @@
 //!   can load (`iopath --parts FILE`).
 //!
 //! Invariants: the objective is deterministic (fixed seed, capped simulated time), so a fit
-//! of the same inputs gives the same figures whatever the thread count; bad input is an
-//! [`CalibrateError::Input`], never a panic.
+//! of the same inputs gives the same figures whatever the thread count; bad input is a
+//! [`CalibrateError`] naming the file, line and column or the figure, never a panic.
 
 pub mod fit;
 pub mod measurements;
@@ -20,11 +20,38 @@ pub use fit::{
     ErrorStats, FitOptions, FitProgress, FitResult, FittedParam, Free, FreeSpec, PointResult, fit, part_file,
     predict_reports, resolve_free,
 };
-pub use measurements::{LoadOptions, Metric, Point, load, parse, parse_map};
+pub use measurements::{
+    LoadOptions, Measured, Metric, Point, Series, Table, load, overlay, parse, parse_map, points, read, recognise,
+};
 
+/// Why measurements cannot be read or fitted. Messages say what is wrong in the terms of
+/// the files and figures; a caller adds the option that gave them.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CalibrateError {
-    /// Bad input: a file, a `--free`, a `--map` (exit code 2 in the CLI).
+    /// A measurement file cannot be read.
+    #[error("{file}: cannot read: {cause}")]
+    Read { file: String, cause: String },
+    /// A measurement file is not in a format iopath reads, or holds nothing usable.
+    #[error("{file}: {message}")]
+    Format { file: String, message: String },
+    /// A cell (or row) of a CSV table is wrong: the file, line and, when known, the column
+    /// (1-based, with its name).
+    #[error("{file}:{line}{}: {message}", column.as_ref().map(|(n, name)| format!(": column {n} ({name})")).unwrap_or_default())]
+    Csv { file: String, line: u64, column: Option<(usize, String)>, message: String },
+    /// A job-to-drive mapping entry is not `JOB=DRIVE`.
+    #[error("{entry:?}: expected JOB=DRIVE, e.g. job0=D")]
+    Map { entry: String },
+    /// A free figure cannot be fitted: `figure` as given (`NODE.PARAM`), and why.
+    #[error("{figure}: {message}")]
+    Free { figure: String, message: String },
+    /// A measured target or fio job that maps to no drive of the topology: `key` is what a
+    /// job-to-drive mapping (`KEY=DRIVE`) would name.
+    #[error("{file}: cannot tell which drive {what} ran on; map {key}=DRIVE to one of the drives ({drives})")]
+    Unmapped { file: String, what: String, key: String, drives: String },
+    /// Nothing to fit: no free figure was given.
+    #[error("nothing to fit: no free figure NODE.PARAM was given")]
+    NothingToFit,
+    /// Other bad input: a point's content (its label first).
     #[error("{0}")]
     Input(String),
     /// A simulation failed or the fit could not proceed (exit code 1).

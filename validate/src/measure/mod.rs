@@ -82,6 +82,9 @@ pub enum MeasureError {
     Target(#[from] TargetError),
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// The workload's drives or copies do not fit the targets.
+    #[error(transparent)]
+    Bind(#[from] iopath_model::bind::BindError),
     #[error("{0}")]
     Usage(String),
 }
@@ -91,7 +94,7 @@ impl MeasureError {
     /// stopped the run before anything was measured (a layout).
     pub fn exit_code(&self) -> u8 {
         match self {
-            MeasureError::Refused(_) | MeasureError::Usage(_) => 2,
+            MeasureError::Refused(_) | MeasureError::Usage(_) | MeasureError::Bind(_) => 2,
             MeasureError::Target(TargetError::Interrupted { .. }) => 130,
             MeasureError::Target(TargetError::Open { .. } | TargetError::Io { .. }) => 1,
             MeasureError::Target(_) => 2,
@@ -224,6 +227,10 @@ mod tests {
         assert_eq!(roles(&w, &s), vec![Role::CopySource, Role::CopyDest]);
         let w = WorkloadSpec { drives: Some(vec!["zz".into()]), ..Default::default() }.resolve().unwrap();
         let e = select_targets(&w, &pool()).unwrap_err();
-        assert!(e.to_string().contains("a, b, c"), "{e}");
+        assert!(e.to_string().contains("no drive has id \"zz\""), "{e}");
+        // A chain is refused, not run with its second pair dropped.
+        let w = WorkloadSpec { copy: Some(vec!["a:b".into(), "b:c".into()]), ..Default::default() }.resolve().unwrap();
+        let e = select_targets(&w, &pool()).unwrap_err();
+        assert!(e.to_string().contains("chains of copies are not supported"), "{e}");
     }
 }

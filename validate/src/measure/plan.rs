@@ -5,7 +5,8 @@ use super::{MeasureError, MeasureOptions, TargetSpec};
 use crate::engine::{JobKind, JobSpec, Side};
 use crate::safety::{self, Refusal, RefusalKind};
 use crate::target::{self, OpenMode, Opened, TargetError};
-use iopath_model::workload::{Targets, Workload};
+use iopath_model::bind::bind_workload;
+use iopath_model::workload::Workload;
 use std::path::{Path, PathBuf};
 
 /// The targets of one point, open, with their jobs.
@@ -39,37 +40,10 @@ pub(super) enum Role {
     CopyDest,
 }
 
-/// Picks the targets a workload runs on.
+/// Picks the targets a workload runs on, by the same [`bind`] as the simulator.
 pub fn select_targets(w: &Workload, pool: &[TargetSpec]) -> Result<Vec<TargetSpec>, MeasureError> {
-    let find = |id: &str| {
-        pool.iter().find(|t| t.id == id).cloned().ok_or_else(|| {
-            let ids: Vec<&str> = pool.iter().map(|t| t.id.as_str()).collect();
-            MeasureError::Usage(format!(
-                "no target {id:?}; the targets are {}",
-                if ids.is_empty() { "none".to_string() } else { ids.join(", ") }
-            ))
-        })
-    };
-    if !w.copies.is_empty() {
-        let mut v: Vec<TargetSpec> = Vec::new();
-        for c in &w.copies {
-            for id in [&c.from, &c.to] {
-                let t = find(id)?;
-                if !v.contains(&t) {
-                    v.push(t);
-                }
-            }
-        }
-        return Ok(v);
-    }
-    let v = match &w.targets {
-        Targets::All => pool.to_vec(),
-        Targets::Active(n) if *n > pool.len() => {
-            return Err(MeasureError::Usage(format!("--active {n}: there are only {} targets", pool.len())));
-        }
-        Targets::Active(n) => pool[..*n].to_vec(),
-        Targets::Drives(ids) => ids.iter().map(|i| find(i)).collect::<Result<_, _>>()?,
-    };
+    let ids: Vec<&str> = pool.iter().map(|t| t.id.as_str()).collect();
+    let v: Vec<TargetSpec> = bind_workload(&ids, w)?.drives.iter().map(|&k| pool[k].clone()).collect();
     if v.is_empty() {
         return Err(MeasureError::Usage(
             "no targets: name a topology whose drives have dev = \"/dev/...\", or give --target PATH".into(),

@@ -1,5 +1,11 @@
-//! Test rigs with known limits: loop devices over fully written files, ext4 on a loop
-//! device (a shared "uplink"), and cgroup v1 blkio throttles. Root only.
+//! # iopath-test-support: what iopath's tests need and the program never does
+//!
+//! A dev-dependency only (never a dependency of the `iopath` binary or a library): skips
+//! that fail under CI ([`skip`]), a disk-backed scratch directory ([`scratch_dir`]), and
+//! test rigs with known limits: loop devices over fully written files, ext4 on a loop
+//! device (a shared "uplink"), and cgroup v1 blkio throttles (root only). It uses no
+//! `unsafe` and no libc: system calls go through `rustix`'s safe wrappers, tools are run as
+//! commands.
 //!
 //! A [`Rig`] records every step it takes (files, loop devices, mounts, cgroups) and undoes
 //! them in reverse order when dropped, also when a test panics. Names carry the process
@@ -28,7 +34,14 @@ pub fn scratch_dir() -> PathBuf {
     }
     c.extend(["/var/tmp", "/tmp"].map(PathBuf::from));
     c.push(std::env::temp_dir());
-    c.into_iter().find(|p| p.is_dir() && crate::target::memory_fs(p).is_none()).unwrap_or_else(std::env::temp_dir)
+    c.into_iter().find(|p| p.is_dir() && !is_memory_fs(p)).unwrap_or_else(std::env::temp_dir)
+}
+
+/// Whether `dir` is on tmpfs or ramfs (where `O_DIRECT` is refused).
+pub fn is_memory_fs(dir: &Path) -> bool {
+    const TMPFS_MAGIC: u64 = 0x0102_1994;
+    const RAMFS_MAGIC: u64 = 0x8584_58f6;
+    rustix::fs::statfs(dir).is_ok_and(|s| [TMPFS_MAGIC, RAMFS_MAGIC].contains(&(s.f_type as u64)))
 }
 
 /// Reports a test that cannot run here. Locally it prints `skipped: WHY` (so a skip is
@@ -43,8 +56,7 @@ pub fn skip(why: &str) {
 }
 
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no side effects.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 const BLKIO: &str = "/sys/fs/cgroup/blkio";
@@ -88,7 +100,7 @@ fn run(cmd: &mut Command) -> io::Result<String> {
 pub fn dev_numbers(dev: &Path) -> io::Result<(u32, u32)> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(dev)?;
-    Ok((libc::major(m.rdev()), libc::minor(m.rdev())))
+    Ok((rustix::fs::major(m.rdev()), rustix::fs::minor(m.rdev())))
 }
 
 #[derive(Debug)]
@@ -119,10 +131,30 @@ impl Rig {
         Ok(Rig { name, dir: dir.clone(), steps: vec![Step::Dir(dir)] })
     }
 
-    /// A fully written file of `size` bytes under `dir` (not sparse).
+    /// A fully written file of `size` bytes rounded up to whole MiB under `dir` (not
+    /// sparse: pseudo-random bytes, synced), refused on a memory filesystem or over an
+    /// existing file.
     pub fn file(&mut self, dir: &Path, name: &str, size: u64) -> io::Result<PathBuf> {
+        const CHUNK: u64 = 1 << 20;
         let p = dir.join(name);
-        crate::target::create_file_target(&p, size, 42, None).map_err(io::Error::other)?;
+        if is_memory_fs(dir) {
+            return Err(io::Error::other(format!("{}: a memory filesystem; loop devices need a disk", dir.display())));
+        }
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&p)?;
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ 42;
+        let chunk: Vec<u8> = (0..CHUNK / 8)
+            .flat_map(|_| {
+                // xorshift64: incompressible enough that no device can shortcut the writes.
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x.to_le_bytes()
+            })
+            .collect();
+        for _ in 0..size.div_ceil(CHUNK).max(1) {
+            io::Write::write_all(&mut f, &chunk)?;
+        }
+        f.sync_all()?;
         Ok(p)
     }
 
@@ -253,7 +285,7 @@ mod tests {
     fn scratch_dir_is_not_tmpfs() {
         let d = scratch_dir();
         assert!(d.is_dir());
-        if crate::target::memory_fs(&d).is_some() {
+        if is_memory_fs(&d) {
             eprintln!("note: every candidate scratch dir is a memory filesystem here");
         }
     }
