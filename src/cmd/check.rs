@@ -120,7 +120,7 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
 
 /// The figures each node took from the catalog's defaults because its part does not state
 /// them (text output only). Nodes with the same part and the same defaults share a line.
-fn defaulted_figures_section(t: &Topology) -> String {
+fn defaulted_figures_section(t: &iopath_model::Topology) -> String {
     // (part, defaults as shown) -> ids, in the order the nodes come.
     let mut groups: Vec<(String, String, Vec<&str>)> = Vec::new();
     for n in t.nodes.iter().filter(|n| !n.defaults.is_empty()) {
