@@ -12,6 +12,7 @@
 //! from the release binary. Benchmarks only measure: nothing here asserts a time.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use iopath_model::units::SimTime;
 use iopath_model::{Catalog, Topology, WorkloadSpec};
 use iopath_sim::engine::Scheduler;
 use iopath_sim::{Axis, SimOptions};
@@ -53,7 +54,7 @@ fn hold(pending: usize, events: u64, delays: &[u64]) -> u64 {
     assert_eq!(delays.len(), TABLE);
     let mut s: Scheduler<u32> = Scheduler::default();
     for (i, &d) in delays.iter().cycle().take(pending).enumerate() {
-        s.at(d, i as u32);
+        s.at(SimTime::from_nanos(d), i as u32);
     }
     // An odd stride through the table, so consecutive steps do not replay the initial fill.
     let mut k = 0usize;
@@ -62,7 +63,7 @@ fn hold(pending: usize, events: u64, delays: &[u64]) -> u64 {
         black_box(s.pop().expect("the queue never empties"));
         k = (k + 2_654_435_761) & (TABLE - 1);
         let t = s.now().nanos() + delays[k];
-        s.at(t, i as u32);
+        s.at(SimTime::from_nanos(t), i as u32);
     }
     s.processed()
 }

@@ -113,7 +113,7 @@ impl<E> Scheduler<E> {
 
     /// Schedules `event` after `delay` from now.
     pub fn after(&mut self, delay: SimDuration, event: E) {
-        self.at(self.now().nanos().saturating_add(delay.nanos()), event);
+        self.at(self.now() + delay, event);
     }
 
     fn next_key(&mut self, time_ns: u64) -> u128 {
@@ -122,15 +122,16 @@ impl<E> Scheduler<E> {
         (u128::from(time) << 64) | u128::from(self.seq)
     }
 
-    /// Schedules `event` at an absolute time in nanoseconds (never in the past).
-    pub fn at(&mut self, time_ns: u64, event: E) {
-        let key = self.next_key(time_ns);
+    /// Schedules `event` at an absolute time (never in the past: an earlier time means now).
+    pub fn at(&mut self, time: SimTime, event: E) {
+        let key = self.next_key(time.nanos());
         self.queue.push(Entry { key, event });
     }
 
     /// The lane of a fixed delay (a hop or a command latency that recurs): register it once,
     /// then [`Scheduler::push`] events on it.
-    pub fn lane(&mut self, delay_ns: u64) -> Lane {
+    pub fn lane(&mut self, delay: SimDuration) -> Lane {
+        let delay_ns = delay.nanos();
         if let Some(i) = self.lanes.iter().position(|l| l.delay == delay_ns) {
             return Lane(i as u32);
         }
@@ -173,10 +174,10 @@ impl<E> Scheduler<E> {
         self.after(SimDuration::from_nanos(delay), event);
     }
 
-    /// Schedules `event` after `delay_ns` on that delay's lane ([`Scheduler::lane`] then
+    /// Schedules `event` after `delay` on that delay's lane ([`Scheduler::lane`] then
     /// [`Scheduler::push`]).
-    pub fn after_fixed(&mut self, delay_ns: u64, event: E) {
-        let lane = self.lane(delay_ns);
+    pub fn after_fixed(&mut self, delay: SimDuration, event: E) {
+        let lane = self.lane(delay);
         self.push(lane, event);
     }
 
@@ -237,9 +238,9 @@ impl<E> Scheduler<E> {
         }
     }
 
-    /// Sets (or moves) timer `id` to fire at `time_ns` (never in the past).
-    pub fn set_timer(&mut self, id: usize, time_ns: u64) {
-        let key = self.next_key(time_ns);
+    /// Sets (or moves) timer `id` to fire at `time` (never in the past).
+    pub fn set_timer(&mut self, id: usize, time: SimTime) {
+        let key = self.next_key(time.nanos());
         if id == self.fired {
             // At the root, and every other key is later than its old one: only down.
             self.fired = usize::MAX;
@@ -348,11 +349,11 @@ mod tests {
     #[test]
     fn timers_move_cancel_and_interleave_with_events() {
         let mut s: Scheduler<char> = Scheduler::default();
-        s.set_timer(3, 30);
-        s.set_timer(1, 10);
-        s.set_timer(2, 20);
-        s.at(15, 'e');
-        s.set_timer(1, 25); // moved later
+        s.set_timer(3, SimTime::from_nanos(30));
+        s.set_timer(1, SimTime::from_nanos(10));
+        s.set_timer(2, SimTime::from_nanos(20));
+        s.at(SimTime::from_nanos(15), 'e');
+        s.set_timer(1, SimTime::from_nanos(25)); // moved later
         s.cancel_timer(2);
         let mut order = Vec::new();
         while let Some(n) = s.pop() {
@@ -366,10 +367,10 @@ mod tests {
         let mut s: Scheduler<()> = Scheduler::default();
         let n = 500usize;
         for k in 0..n {
-            s.set_timer(k, ((k * 7919) % 1000) as u64);
+            s.set_timer(k, SimTime::from_nanos(((k * 7919) % 1000) as u64));
         }
         for k in (0..n).step_by(3) {
-            s.set_timer(k, 2000 + k as u64);
+            s.set_timer(k, SimTime::from_nanos(2000 + k as u64));
         }
         let mut last = 0;
         let mut count = 0;
@@ -384,10 +385,10 @@ mod tests {
     #[test]
     fn same_time_events_pop_in_fifo_order() {
         let mut s = Scheduler::default();
-        s.at(10, 'a');
-        s.at(5, 'b');
-        s.at(10, 'c');
-        s.at(5, 'd');
+        s.at(SimTime::from_nanos(10), 'a');
+        s.at(SimTime::from_nanos(5), 'b');
+        s.at(SimTime::from_nanos(10), 'c');
+        s.at(SimTime::from_nanos(5), 'd');
         let order: Vec<char> = std::iter::from_fn(|| s.pop_event()).collect();
         assert_eq!(order, ['b', 'd', 'a', 'c']);
         assert_eq!(s.now().nanos(), 10);
@@ -396,9 +397,9 @@ mod tests {
     #[test]
     fn never_schedules_in_the_past() {
         let mut s = Scheduler::default();
-        s.at(100, 1);
+        s.at(SimTime::from_nanos(100), 1);
         s.pop_event();
-        s.at(50, 2);
+        s.at(SimTime::from_nanos(50), 2);
         assert_eq!(s.pop_event(), Some(2));
         assert_eq!(s.now().nanos(), 100);
     }
@@ -426,7 +427,7 @@ mod lane_tests {
         for _ in 0..50 {
             id += 1;
             let t = rnd(100);
-            a.at(t, id);
+            a.at(SimTime::from_nanos(t), id);
             b.at(t, id);
         }
         for _ in 0..20_000 {
@@ -438,7 +439,7 @@ mod lane_tests {
                 && rnd(2) == 0
             {
                 let t = a.now().nanos() + rnd(200);
-                a.set_timer(k, t);
+                a.set_timer(k, SimTime::from_nanos(t));
                 b.set_timer(k, t);
             }
             // Grow to about a hundred pending, then hover there.
@@ -453,23 +454,23 @@ mod lane_tests {
                     5 => {
                         // In the past: runs now, after what is already due now.
                         let t = a.now().nanos().saturating_sub(rnd(50));
-                        a.at(t, id);
+                        a.at(SimTime::from_nanos(t), id);
                         b.at(t, id);
                     }
                     0 => {
                         let t = a.now().nanos() + rnd(300);
-                        a.at(t, id);
+                        a.at(SimTime::from_nanos(t), id);
                         b.at(t, id);
                     }
                     1 => {
                         let k = rnd(10) as usize;
                         let t = a.now().nanos() + rnd(200);
-                        a.set_timer(k, t);
+                        a.set_timer(k, SimTime::from_nanos(t));
                         b.set_timer(k, t);
                     }
                     _ => {
                         let d = fixed[rnd(fixed.len() as u64) as usize];
-                        a.after_fixed(d, id);
+                        a.after_fixed(SimDuration::from_nanos(d), id);
                         b.at(b.now().nanos() + d, id);
                     }
                 }

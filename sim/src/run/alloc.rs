@@ -40,7 +40,7 @@ impl Sim {
         cl.rate = rate;
         cl.version += 1;
         let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
-        self.sched.set_timer(c, now.saturating_add(ceil_ns(rem / rate * 1e9).max(1)));
+        self.sched.set_timer(c, SimTime::from_nanos(now.saturating_add(ceil_ns(rem / rate * 1e9).max(1))));
         true
     }
 
@@ -127,7 +127,7 @@ impl Sim {
             } else {
                 u64::MAX / 4
             };
-            self.sched.set_timer(c as usize, now.saturating_add(dt.max(1)));
+            self.sched.set_timer(c as usize, SimTime::from_nanos(now.saturating_add(dt.max(1))));
         }
     }
 

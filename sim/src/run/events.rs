@@ -100,7 +100,7 @@ impl Sim {
                     // The media reads this instead of writing back cached data.
                     h.wb.pause(now as f64, len / h.geo.rate_at(offset) * 1e9);
                     h.busy_ns += len / h.geo.rate_at(offset) * 1e9;
-                    self.sched.at(ceil_ns(ready), Ev::DataReady { io });
+                    self.sched.at(SimTime::from_nanos(ceil_ns(ready)), Ev::DataReady { io });
                 }
                 Stage::Read => {
                     h.queue.push((io, true));
@@ -182,7 +182,7 @@ impl Sim {
             } else {
                 u64::MAX / 4
             };
-            self.sched.set_timer(c as usize, now + dt.max(1));
+            self.sched.set_timer(c as usize, SimTime::from_nanos(now + dt.max(1)));
         } else {
             // The class stops moving data: the others take its share.
             let old_rate = cl.rate;
@@ -212,7 +212,10 @@ impl Sim {
                     if h.wb.hits(&h.geo, offset) {
                         let ack = h.wb.accept(&h.geo, offset, len, now as f64);
                         h.busy_ns += len / (h.geo.rate_at(offset) * h.geo.write_eff) * 1e9;
-                        self.sched.at(ceil_ns(ack) + self.drives[d].fabric_half_ns, Ev::DriveDone { io });
+                        self.sched.at(
+                            SimTime::from_nanos(ceil_ns(ack) + self.drives[d].fabric_half_ns),
+                            Ev::DriveDone { io },
+                        );
                     } else {
                         h.queue.push((io, false));
                         self.hdd_dispatch(d);

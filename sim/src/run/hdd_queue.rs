@@ -18,12 +18,12 @@ impl Sim {
                 let ready = h.ra.request(&h.geo, x.offset, x.len, now);
                 h.wb.pause(now, x.len / h.geo.rate_at(x.offset) * 1e9);
                 h.busy_ns += x.len / h.geo.rate_at(x.offset) * 1e9;
-                self.sched.at(ceil_ns(ready), Ev::DataReady { io });
+                self.sched.at(SimTime::from_nanos(ceil_ns(ready)), Ev::DataReady { io });
             } else if !is_read && h.wb.hits(&h.geo, x.offset) {
                 h.queue.remove(k);
                 let ack = h.wb.accept(&h.geo, x.offset, x.len, now);
                 h.busy_ns += x.len / (h.geo.rate_at(x.offset) * h.geo.write_eff) * 1e9;
-                self.sched.at(ceil_ns(ack) + half, Ev::DriveDone { io });
+                self.sched.at(SimTime::from_nanos(ceil_ns(ack) + half), Ev::DriveDone { io });
             } else {
                 k += 1;
             }
@@ -52,7 +52,7 @@ impl Sim {
         h.current = Some((io, is_read));
         h.busy_ns += service;
         h.head = h.geo.stroke(x.offset + x.len);
-        self.sched.at(ceil_ns(now + service), Ev::HddDone { drive: d as u32 });
+        self.sched.at(SimTime::from_nanos(ceil_ns(now + service)), Ev::HddDone { drive: d as u32 });
     }
 
     pub(super) fn hdd_done(&mut self, d: u32) {

@@ -34,7 +34,7 @@ use iopath_model::bound::MaxMin;
 use iopath_model::paths::{Cost, Dir, ResourceGraph, Side, pm_uses_fbs};
 use iopath_model::report::{Bottleneck, Cost as RunCost, DriveResult, Latency, LinkUtil, Report, ReportKind, Total};
 use iopath_model::topology::{NodeIx, Topology};
-use iopath_model::units::SimDuration;
+use iopath_model::units::{SimDuration, SimTime};
 use iopath_model::workload::Workload;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -293,7 +293,7 @@ impl Sim {
     fn run(&mut self, cancel: Option<&AtomicBool>) {
         for j in 0..self.jobs.len() as u32 {
             for _ in 0..self.iodepth {
-                self.sched.at(0, Ev::Issue { job: j });
+                self.sched.at(SimTime::ZERO, Ev::Issue { job: j });
             }
         }
         while let Some(next) = self.sched.pop() {

@@ -62,12 +62,12 @@ impl Sim {
             let write_lat_ns = (n.write_latency_us * 1e3) as u64;
             let handover_ns = pm.map_or(0, |p| pms[p as usize].handover_ns);
             let lanes = DriveLanes {
-                host_fabric: sched.lane(host_half_ns + fabric_half_ns),
-                host: sched.lane(host_half_ns),
-                fabric: sched.lane(fabric_half_ns),
-                fabric_handover: sched.lane(fabric_half_ns + handover_ns),
-                read: sched.lane(read_lat_ns),
-                write: sched.lane(write_lat_ns),
+                host_fabric: sched.lane(SimDuration::from_nanos(host_half_ns + fabric_half_ns)),
+                host: sched.lane(SimDuration::from_nanos(host_half_ns)),
+                fabric: sched.lane(SimDuration::from_nanos(fabric_half_ns)),
+                fabric_handover: sched.lane(SimDuration::from_nanos(fabric_half_ns + handover_ns)),
+                read: sched.lane(SimDuration::from_nanos(read_lat_ns)),
+                write: sched.lane(SimDuration::from_nanos(write_lat_ns)),
             };
             drives.push(DriveSt {
                 node: d,
