@@ -83,54 +83,7 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
             super::output::check_file(flag, p)?;
         }
     }
-    // Targets: a topology's drives, or ad hoc paths.
-    let (topo, pool, name) = match (&a.topology, a.targets.is_empty()) {
-        (Some(_), false) => {
-            return Err(usage("give a topology or --target paths, not both".to_string()));
-        }
-        (None, true) => {
-            return Err(usage(
-                "nothing to measure: give a topology whose drives have dev = \"/dev/...\", or --target PATH"
-                    .to_string(),
-            ));
-        }
-        (Some(p), true) => {
-            let t = super::load_topology(p, catalog, &[])?;
-            // A relative dev names a file next to the topology, wherever iopath runs from.
-            let base = p.parent().unwrap_or(std::path::Path::new(""));
-            let pool: Vec<TargetSpec> = t
-                .drives
-                .iter()
-                .map(|&ix| {
-                    let n = &t.nodes[ix];
-                    TargetSpec {
-                        id: n.id.clone(),
-                        path: n.dev.as_deref().filter(|d| !d.is_empty()).map(|d| base.join(d)).unwrap_or_default(),
-                    }
-                })
-                .collect();
-            let name = t.name.clone();
-            (Some(t), pool, name)
-        }
-        (None, false) => {
-            // The same target twice would be two jobs on one device, and its second exclusive
-            // open would fail as if another program held it.
-            for (i, p) in a.targets.iter().enumerate() {
-                let same = |q: &PathBuf| {
-                    q == p || std::fs::canonicalize(q).ok().is_some_and(|c| Some(c) == std::fs::canonicalize(p).ok())
-                };
-                if let Some(first) = a.targets[..i].iter().find(|q| same(q)) {
-                    return Err(usage(format!(
-                        "--target {} is given twice (also as --target {}); name each target once",
-                        p.display(),
-                        first.display()
-                    )));
-                }
-            }
-            let pool = a.targets.iter().map(|p| TargetSpec { id: p.display().to_string(), path: p.clone() }).collect();
-            (None, pool, "ad hoc".to_string())
-        }
-    };
+    let (topo, pool, name) = target_pool(&a, catalog)?;
 
     // Workload; `--active A..B` is the ramp of the published tests.
     let mut wargs = a.workload.clone();
@@ -177,21 +130,7 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         (f, job_file(&workload, &jt, runtime, ramp))
     });
 
-    // Ctrl-C sets the binary's interrupt flag; pass it on to the run.
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = super::interrupt_flag();
-    {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            loop {
-                if flag.load(Ordering::SeqCst) {
-                    stop.store(true, Ordering::SeqCst);
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        });
-    }
+    let stop = interrupt_watch();
     let opts = MeasureOptions {
         topology: name,
         targets: pool,
@@ -272,6 +211,80 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
 }
 
 /// The workload options of ad hoc targets (no topology, so no named workloads).
+/// The targets a run may use: a topology's drives (a relative dev names a file next to the
+/// topology) or the ad hoc `--target` paths, each named once; with the topology and its name.
+fn target_pool(
+    a: &MeasureArgs,
+    catalog: &Catalog,
+) -> CliResult<(Option<iopath_model::Topology>, Vec<TargetSpec>, String)> {
+    Ok(match (&a.topology, a.targets.is_empty()) {
+        (Some(_), false) => {
+            return Err(usage("give a topology or --target paths, not both".to_string()));
+        }
+        (None, true) => {
+            return Err(usage(
+                "nothing to measure: give a topology whose drives have dev = \"/dev/...\", or --target PATH"
+                    .to_string(),
+            ));
+        }
+        (Some(p), true) => {
+            let t = super::load_topology(p, catalog, &[])?;
+            // A relative dev names a file next to the topology, wherever iopath runs from.
+            let base = p.parent().unwrap_or(std::path::Path::new(""));
+            let pool: Vec<TargetSpec> = t
+                .drives
+                .iter()
+                .map(|&ix| {
+                    let n = &t.nodes[ix];
+                    TargetSpec {
+                        id: n.id.clone(),
+                        path: n.dev.as_deref().filter(|d| !d.is_empty()).map(|d| base.join(d)).unwrap_or_default(),
+                    }
+                })
+                .collect();
+            let name = t.name.clone();
+            (Some(t), pool, name)
+        }
+        (None, false) => {
+            // The same target twice would be two jobs on one device, and its second exclusive
+            // open would fail as if another program held it.
+            for (i, p) in a.targets.iter().enumerate() {
+                let same = |q: &PathBuf| {
+                    q == p || std::fs::canonicalize(q).ok().is_some_and(|c| Some(c) == std::fs::canonicalize(p).ok())
+                };
+                if let Some(first) = a.targets[..i].iter().find(|q| same(q)) {
+                    return Err(usage(format!(
+                        "--target {} is given twice (also as --target {}); name each target once",
+                        p.display(),
+                        first.display()
+                    )));
+                }
+            }
+            let pool = a.targets.iter().map(|p| TargetSpec { id: p.display().to_string(), path: p.clone() }).collect();
+            (None, pool, "ad hoc".to_string())
+        }
+    })
+}
+
+/// Ctrl-C sets the binary's interrupt flag; this passes it on to the run's stop flag.
+fn interrupt_watch() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = super::interrupt_flag();
+    {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            loop {
+                if flag.load(Ordering::SeqCst) {
+                    stop.store(true, Ordering::SeqCst);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+    }
+    stop
+}
+
 fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
     if let Some(n) = &w.workload {
         return Err(usage(format!(
