@@ -300,6 +300,12 @@ const HDD: &[&str] = &["hdd"];
 const NVME: &[&str] = &["nvme"];
 const MPS_128: &str = "128 bytes, the smallest Max Payload Size every PCIe function supports and the power-on value of Max_Payload_Size (PCI Express Base Specification, Device Capabilities and Device Control registers)";
 
+const ROOT_GEN_DEFAULT: &str = "no root-port generation stated: the root port is taken to train at PCIe 5.0, the newest modelled, so the device and the slot decide";
+const DMA_READ_LATENCY_DEFAULT: &str = "0.5 us, the order of an unloaded DMA read round trip measured by pcie-bench on Xeon hosts (Neugebauer et al., 'Understanding PCIe performance for end host networking', SIGCOMM 2018; summarised as 'PCIe latency adds 300-400ns on unloaded systems' in artpol84/poc arch/HW_characteristics.md) plus DRAM; not this host's";
+const MRRS_DEFAULT: &str = "512 bytes, the power-on value of Max_Read_Request_Size (PCI Express Base Specification, Device Control register), which Linux keeps by default (pcie_bus_config PCIE_BUS_DEFAULT does not touch MRRS)";
+const TAGS_5BIT: &str = "32, the outstanding non-posted requests a function can have with 5-bit tags (PCI Express Base Specification: Extended Tag Field Enable off); a SATA/SAS controller that states no other limit";
+const TAGS_8BIT: &str = "256, the outstanding requests of 8-bit Extended Tags, which NVMe SSD controllers support and Linux enables since 4.13 (drivers/pci/probe.c pci_configure_extended_tags); not this drive's measured DMA depth";
+
 /// Every figure name, by kind: the vocabulary of the catalog, of `params` and of `--set`.
 /// A figure a part need not state declares its default here, with what it stands for:
 /// the loader fills it in, marks it `default` and shows it (`iopath check`, `iopath catalog`).
@@ -327,6 +333,17 @@ pub const FIGURES: &[FigureSpec] = &[
         COMPLETION_SIZES,
         "payload per completion the root complex returns for device reads [bytes]",
     ),
+    int(Host, "root_gen", false, 1.0, 5.0, "newest PCIe generation the CPU's root ports train at")
+        .or(N(5.0), ROOT_GEN_DEFAULT),
+    num(
+        Host,
+        "dma_read_latency_us",
+        false,
+        0.0,
+        100.0,
+        "round trip of a device's memory read at the root port: request in, root complex and DRAM, first completion out [us]",
+    )
+    .or(N(0.5), DMA_READ_LATENCY_DEFAULT),
     num(Host, "io_overhead_us", true, 0.0, 10000.0, "host software cost per I/O, submission to completion [us]"),
     num(
         Host,
@@ -343,11 +360,17 @@ pub const FIGURES: &[FigureSpec] = &[
     int_of(Switch, "mps", false, PAYLOAD_SIZES, "Max Payload Size the switch supports [bytes]").or(N(128.0), MPS_128),
     num(Switch, "hop_latency_us", false, 0.0, 1000.0, "added latency per command through the switch [us]")
         .or(N(0.0), "no latency stated: the hop adds none"),
+    int_of(Switch, "port_lanes", false, PCIE_WIDTHS, "widest downstream port [lanes]")
+        .or(SameAs("lanes"), "as wide as the uplink: a downstream port no wider than the switch's upstream port"),
     // Controllers and HBAs.
     link(Controller, "uplink", true, true, "host link generation: pcie1..pcie5, or internal"),
     int_of(Controller, "lanes", true, PCIE_WIDTHS, "uplink lanes"),
     int_of(Controller, "mps", false, PAYLOAD_SIZES, "Max Payload Size the controller supports (DevCap) [bytes]")
         .or(N(128.0), MPS_128),
+    int_of(Controller, "mrrs", false, PAYLOAD_SIZES, "Max Read Request Size of its memory reads (disk writes) [bytes]")
+        .or(N(512.0), MRRS_DEFAULT),
+    int(Controller, "read_tags", false, 1.0, 4096.0, "memory read requests it keeps outstanding (PCIe tags)")
+        .or(N(32.0), TAGS_5BIT),
     int(Controller, "ports", true, 1.0, 1024.0, "drive ports (SAS: phys)"),
     int(Controller, "sata_gen", true, 1.0, 3.0, "fastest SATA generation of its ports (1/2/3 = 1.5/3/6 Gb/s)"),
     int(Controller, "sas_gen", false, 0.0, 4.0, "fastest SAS generation, 0 if SATA only")
@@ -480,6 +503,12 @@ pub const FIGURES: &[FigureSpec] = &[
             N(256.0),
             "256 bytes, what client and data-centre NVMe SSDs commonly report as DevCap MaxPayload; inferred, not in a stored source",
         )
+        .only(NVME),
+    int_of(Drive, "mrrs", false, PAYLOAD_SIZES, "Max Read Request Size of its memory reads (disk writes, NVMe) [bytes]")
+        .or(N(512.0), MRRS_DEFAULT)
+        .only(NVME),
+    int(Drive, "read_tags", false, 1.0, 4096.0, "memory read requests it keeps outstanding (PCIe tags, NVMe)")
+        .or(N(256.0), TAGS_8BIT)
         .only(NVME),
     num(Drive, "capacity_gb", true, 0.001, 1e6, "capacity [GB, 10^9 bytes]"),
     num(Drive, "seq_read_mb_s", false, 1.0, 1e5, "sequential read rate [MB/s]")

@@ -8,6 +8,7 @@
 //! - [`catalog`]: the built-in parts, every figure with its source;
 //! - [`topology`]: topology files, loaded in two stages into a validated tree;
 //! - [`paths`]: the physics of a topology as shared resources and per-byte costs;
+//! - [`readreq`]: the PCIe read-request path of disk writes (tags x MRRS over the round trip);
 //! - [`bound`]: the closed-form bottleneck estimate (weighted max-min water-filling);
 //! - [`workload`]: jobs in fio's vocabulary;
 //! - [`bind`]: a workload's drives and copy pairs resolved against a topology's drives;
@@ -23,6 +24,7 @@ pub mod link;
 mod load;
 pub mod parts;
 pub mod paths;
+pub mod readreq;
 pub mod report;
 pub mod topology;
 pub mod units;

@@ -41,11 +41,78 @@ pub struct LinkSpec {
     pub mps: u32,
     /// PCIe completion payload in bytes the host returns for device reads (disk writes).
     pub completion_bytes: u32,
+    /// PCIe Max Read Request Size of the device's memory reads (disk writes) [bytes]; 0: the
+    /// power-on 512.
+    pub mrrs: u32,
+}
+
+/// How a link was trained: the device's own end, its port's end, and a link written in the
+/// topology (the wiring of a slot or cable). The trained link is the lower generation and the
+/// narrower width of them all.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Training {
+    /// The device's kind, as messages name it (`drive`, `controller`, `switch`).
+    pub kind: String,
+    /// What the device (the child end) supports on its own.
+    pub device: LinkSpec,
+    /// Id of the node whose port the device sits in.
+    pub port_id: String,
+    /// What that port offers.
+    pub port: LinkSpec,
+    /// The link written for the attachment, as written.
+    pub written: Option<String>,
+}
+
+impl Training {
+    /// Why the link is what it is, in words: `drive pcie4x4, trained to its port sw pcie3x4`.
+    pub fn why(&self, trained: &LinkSpec) -> String {
+        let (d, p) = (&self.device, &self.port);
+        let port_binds = (p.generation == trained.generation && p.generation < d.generation)
+            || (p.lanes == trained.lanes && p.lanes < d.lanes && p.family != Family::Sata);
+        let written_binds = trained.generation < d.generation.min(p.generation) || trained.lanes < d.lanes.min(p.lanes);
+        let mut by = Vec::new();
+        if port_binds {
+            by.push(format!("its port {} {}", self.port_id, p.short_name()));
+        }
+        if let (true, Some(w)) = (written_binds, &self.written) {
+            by.push(format!("the link written ({w:?})"));
+        }
+        let dev = format!("{} {}", self.kind, d.short_name());
+        if by.is_empty() {
+            format!("{dev}, its own link (port {} {})", self.port_id, p.short_name())
+        } else {
+            format!("{dev}, trained to {}", by.join(" and "))
+        }
+    }
 }
 
 impl LinkSpec {
     pub fn internal() -> Self {
-        LinkSpec { family: Family::Internal, generation: 0, lanes: 1, mps: 0, completion_bytes: 0 }
+        LinkSpec { family: Family::Internal, generation: 0, lanes: 1, mps: 0, completion_bytes: 0, mrrs: 0 }
+    }
+
+    /// The link as a link name: `pcie3x4`, `sata3`, `sas3x4`, `internal`.
+    pub fn short_name(&self) -> String {
+        match self.family {
+            Family::Pcie | Family::Sas if self.lanes > 1 || self.family == Family::Pcie => {
+                format!("{}x{}", self.generation_key(), self.lanes)
+            }
+            _ => self.generation_key(),
+        }
+    }
+
+    /// The link both ends train at: the lower generation and the narrower width (PCIe, SAS
+    /// wide ports), the device's payload sizes. Ends of different families do not train:
+    /// `None`.
+    pub fn trained_with(&self, port: &LinkSpec) -> Option<LinkSpec> {
+        if self.family != port.family || self.family == Family::Internal {
+            return None;
+        }
+        Some(LinkSpec {
+            generation: self.generation.min(port.generation),
+            lanes: self.lanes.min(port.lanes).max(1),
+            ..*self
+        })
     }
 
     /// The canonical name of the generation, as the catalog keys it: `sata3`, `pcie3`, ...
@@ -188,7 +255,10 @@ pub fn parse_link(s: &str) -> Result<LinkName, LinkNameError> {
     let lanes = match (family, lanes) {
         (_, None) => fixed,
         (Family::Pcie, Some(n)) if !crate::catalog::PCIE_WIDTHS.contains(&(n.min(1 << 40) as i64)) => {
-            return Err(err(format!("{s:?}: x{n} is not a PCIe width; a PCIe link has 1, 2, 4, 8 or 16 lanes")));
+            return Err(LinkNameError {
+                message: format!("{s:?}: x{n} is not a PCIe width; a PCIe link has 1, 2, 4, 8 or 16 lanes"),
+                help: nearest_widths(&head, generation, n),
+            });
         }
         (Family::Sata, Some(n)) if n != 1 => {
             return Err(err(format!("{s:?} asks for {n} lanes, but a SATA link has one")));
@@ -196,6 +266,22 @@ pub fn parse_link(s: &str) -> Result<LinkName, LinkNameError> {
         (_, Some(n)) => Some(u32::try_from(n).unwrap_or(u32::MAX)),
     };
     Ok(LinkName { family, generation, lanes, fixed_lanes: fixed })
+}
+
+/// The PCIe widths nearest to `n` lanes as link names: `write pcie3x2 or pcie3x4`.
+fn nearest_widths(head: &str, generation: u8, n: u64) -> String {
+    let widths = crate::catalog::PCIE_WIDTHS;
+    let below = widths.iter().rev().find(|&&w| (w as u64) < n);
+    let above = widths.iter().find(|&&w| (w as u64) > n);
+    let name = |w: i64| {
+        if head.starts_with("dmi") { format!("dmi{generation}x{w}") } else { format!("pcie{generation}x{w}") }
+    };
+    match (below, above) {
+        (Some(&b), Some(&a)) => format!("the nearest PCIe widths are x{b} and x{a}: write {} or {}", name(b), name(a)),
+        (Some(&b), None) => format!("the widest PCIe link has 16 lanes: write {}", name(b)),
+        (None, Some(&a)) => format!("the narrowest PCIe link has one lane: write {}", name(a)),
+        (None, None) => LINK_HELP.to_string(),
+    }
 }
 
 /// [`parse_link`] as a tuple (family, generation, lanes, DMI's fixed width), `None` on error.
@@ -247,10 +333,9 @@ pub struct LinkRates {
 /// Bytes of a PCIe TLP header: 16 for 64-bit-address memory requests, 12 for completions.
 pub const PCIE_MEM_HEADER_BYTES: f64 = 16.0;
 pub const PCIE_CPL_HEADER_BYTES: f64 = 12.0;
-/// Max Read Request Size assumed for the reverse-direction cost of disk writes: 512 bytes,
-/// the power-on value of Max_Read_Request_Size in the Device Control register (PCI Express
-/// Base Specification), which drivers seldom change for storage controllers. Not a part
-/// figure: a device does not state it, the host configures it.
+/// Max Read Request Size of a link whose requester states none (a switch's uplink carries
+/// many requesters' reads): 512 bytes, the power-on value of Max_Read_Request_Size in the
+/// Device Control register (PCI Express Base Specification), which Linux keeps by default.
 pub const PCIE_MRRS_BYTES: f64 = 512.0;
 
 impl LinkSpec {
@@ -270,7 +355,10 @@ impl LinkSpec {
             },
             Family::Pcie => {
                 let mps = self.mps.max(128) as f64;
-                let cpl = self.completion_bytes.max(64) as f64;
+                // A completion carries at most the link's MPS (PCI Express Base Specification:
+                // Max_Payload_Size bounds completions too), whatever the root complex combines.
+                let cpl = self.completion_bytes.max(64).min(self.mps.max(128)) as f64;
+                let mrrs = if self.mrrs == 0 { PCIE_MRRS_BYTES } else { self.mrrs as f64 };
                 let rd = mps / (mps + PCIE_MEM_HEADER_BYTES + g.frame_overhead_bytes);
                 let wr = cpl / (cpl + PCIE_CPL_HEADER_BYTES + g.frame_overhead_bytes);
                 LinkRates {
@@ -278,7 +366,7 @@ impl LinkSpec {
                     read_payload_bytes_per_s: raw * rd * mgmt,
                     write_payload_bytes_per_s: raw * wr * mgmt,
                     command_overhead_bytes: 0.0,
-                    write_reverse_bytes_per_byte: (PCIE_MEM_HEADER_BYTES + g.frame_overhead_bytes) / PCIE_MRRS_BYTES,
+                    write_reverse_bytes_per_byte: (PCIE_MEM_HEADER_BYTES + g.frame_overhead_bytes) / mrrs,
                     half_duplex: false,
                 }
             }
@@ -353,8 +441,33 @@ mod tests {
     }
 
     #[test]
+    fn an_impossible_width_suggests_the_nearest_valid_ones() {
+        for (name, want) in [
+            ("pcie3x3", "x2 and x4: write pcie3x2 or pcie3x4"),
+            ("pcie4x12", "x8 and x16: write pcie4x8 or pcie4x16"),
+            ("pcie3x64", "write pcie3x16"),
+            ("pcie3x32", "write pcie3x16"),
+        ] {
+            let e = parse_link(name).expect_err(name);
+            assert!(e.help.contains(want), "{name}: {}", e.help);
+        }
+    }
+
+    #[test]
+    fn a_link_trains_at_the_lower_generation_and_width_of_its_ends() {
+        let l = |family, generation, lanes| LinkSpec { family, generation, lanes, ..LinkSpec::internal() };
+        let t = l(Family::Pcie, 4, 4).trained_with(&l(Family::Pcie, 3, 16)).unwrap();
+        assert_eq!(t.short_name(), "pcie3x4");
+        let t = l(Family::Pcie, 3, 2).trained_with(&l(Family::Pcie, 2, 1)).unwrap();
+        assert_eq!(t.short_name(), "pcie2x1");
+        assert_eq!(l(Family::Sata, 3, 1).trained_with(&l(Family::Sata, 2, 1)).unwrap().short_name(), "sata2");
+        assert_eq!(l(Family::Sas, 3, 4).trained_with(&l(Family::Sas, 2, 4)).unwrap().short_name(), "sas2x4");
+        assert!(l(Family::Sata, 3, 1).trained_with(&l(Family::Sas, 3, 1)).is_none());
+    }
+
+    #[test]
     fn pcie3_x2_raw_rate_is_1969_mb_s() {
-        let l = LinkSpec { family: Family::Pcie, generation: 3, lanes: 2, mps: 256, completion_bytes: 128 };
+        let l = LinkSpec { family: Family::Pcie, generation: 3, lanes: 2, mps: 256, completion_bytes: 128, mrrs: 512 };
         let r = l.rates(&pcie3());
         assert!((r.raw_bytes_per_s / 1e6 - 1969.23).abs() < 0.01);
         // 256 B payload, 16 B header, 8 B framing: 91.4 % (hardware-facts table).
@@ -366,7 +479,7 @@ mod tests {
     fn larger_mps_is_never_slower() {
         let mut prev = 0.0;
         for mps in [128, 256, 512, 1024, 4096] {
-            let l = LinkSpec { family: Family::Pcie, generation: 3, lanes: 1, mps, completion_bytes: 64 };
+            let l = LinkSpec { family: Family::Pcie, generation: 3, lanes: 1, mps, completion_bytes: 64, mrrs: 512 };
             let r = l.rates(&pcie3()).read_payload_bytes_per_s;
             assert!(r > prev);
             prev = r;

@@ -58,6 +58,10 @@ pub enum PmSupport {
 pub struct HostFigures {
     pub root_mps: u32,
     pub completion_bytes: u32,
+    /// Newest PCIe generation its root ports train at.
+    pub root_gen: u8,
+    /// Round trip of a device's memory read at the root port [us].
+    pub dma_read_latency_us: f64,
     pub io_overhead_us: f64,
     pub iommu_read_stall_us: f64,
 }
@@ -70,6 +74,8 @@ pub struct SwitchFigures {
     pub lanes: u32,
     pub mps: u32,
     pub hop_latency_us: f64,
+    /// Widest downstream port [lanes].
+    pub port_lanes: u32,
 }
 
 /// A SATA controller or SAS HBA.
@@ -79,6 +85,10 @@ pub struct ControllerFigures {
     pub uplink: String,
     pub lanes: u32,
     pub mps: u32,
+    /// Max Read Request Size of its memory reads [bytes].
+    pub mrrs: u32,
+    /// Memory read requests it keeps outstanding.
+    pub read_tags: u32,
     pub ports: u32,
     pub sata_gen: u8,
     /// 0 for a SATA-only controller.
@@ -136,6 +146,10 @@ pub struct DriveFigures {
     pub lanes: u32,
     /// Max Payload Size the drive supports (NVMe) [bytes].
     pub mps: u32,
+    /// Max Read Request Size of its memory reads (NVMe) [bytes].
+    pub mrrs: u32,
+    /// Memory read requests it keeps outstanding (NVMe).
+    pub read_tags: u32,
     pub capacity_gb: f64,
     pub seq_read_mb_s: f64,
     pub seq_write_mb_s: f64,
@@ -301,6 +315,8 @@ pub fn resolve(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<Resolve
         Kind::Host => PartSpec::Host(HostFigures {
             root_mps: r.count("root_mps"),
             completion_bytes: r.count("completion_bytes"),
+            root_gen: r.generation("root_gen"),
+            dma_read_latency_us: r.num("dma_read_latency_us"),
             io_overhead_us: r.num("io_overhead_us"),
             iommu_read_stall_us: r.num("iommu_read_stall_us"),
         }),
@@ -309,6 +325,7 @@ pub fn resolve(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<Resolve
             lanes: r.count("lanes"),
             mps: r.count("mps"),
             hop_latency_us: r.num("hop_latency_us"),
+            port_lanes: r.count("port_lanes"),
         }),
         Kind::Controller => PartSpec::Controller(controller(&mut r)),
         Kind::PortMultiplier => PartSpec::PortMultiplier(PmFigures {
@@ -345,6 +362,8 @@ fn controller(r: &mut Reader) -> ControllerFigures {
         uplink: r.word("uplink"),
         lanes: r.count("lanes"),
         mps: r.count("mps"),
+        mrrs: r.count("mrrs"),
+        read_tags: r.count("read_tags"),
         ports: r.count("ports"),
         sata_gen: r.generation("sata_gen"),
         sas_gen: r.generation("sas_gen"),
@@ -376,6 +395,8 @@ fn drive(r: &mut Reader) -> DriveFigures {
         interface_gen: r.generation("interface_gen"),
         lanes: r.count("lanes"),
         mps: r.count("mps"),
+        mrrs: r.count("mrrs"),
+        read_tags: r.count("read_tags"),
         capacity_gb: r.num("capacity_gb"),
         seq_read_mb_s: r.num("seq_read_mb_s"),
         seq_write_mb_s: r.num("seq_write_mb_s"),

@@ -14,6 +14,8 @@
 //! - a controller with a command-rate limit gets a resource costing `1/(max_iops x bs)`;
 //! - a SAS lane carrying a slower drive's connection is held at the connection's rate, so
 //!   its bytes cost the lane more, up to the first expander that buffers (`store_forward`);
+//! - a disk write costs its PCIe requester's outstanding-read resource (`X.rdreq`): tags x
+//!   MRRS over the read round trip ([`crate::readreq`]);
 //! - a SATA SSD behind SAS expanders gets an STP write-intake resource that only its writes
 //!   use: the bridge paces the drive's write intake (`stp_write_efficiency`) and adds a
 //!   turnaround per write data FIS, while reads and the NAND it shares with them are untouched.
@@ -79,6 +81,9 @@ pub struct ResourceGraph {
     cmd_res: Vec<Option<usize>>,
     /// For each SATA SSD behind expanders: its STP write-intake resource.
     stp_res: Vec<Option<usize>>,
+    /// For each PCIe requester (NVMe drive, controller): its outstanding-read resource and
+    /// the seconds per write byte it costs ([`crate::readreq`]).
+    rdreq_res: Vec<Option<(usize, f64)>>,
     rates: Vec<Option<LinkRates>>,
 }
 
@@ -106,6 +111,7 @@ impl ResourceGraph {
             media_res: vec![None; n],
             cmd_res: vec![None; n],
             stp_res: vec![None; n],
+            rdreq_res: vec![None; n],
             rates: vec![None; n],
         };
         for (ix, node) in t.nodes.iter().enumerate() {
@@ -149,7 +155,22 @@ impl ResourceGraph {
                 _ => {}
             }
         }
+        g.push_request_paths(t);
         g
+    }
+
+    /// One outstanding-read resource per PCIe requester (after every link's rates are known).
+    fn push_request_paths(&mut self, t: &Topology) {
+        for ix in 0..t.nodes.len() {
+            if !crate::readreq::has_request_path(t, ix) {
+                continue;
+            }
+            if let Some(rate) = crate::readreq::request_rate(t, ix, &self.rates) {
+                let id = format!("{}.rdreq", t.nodes[ix].id);
+                let res = self.push(id, ix, Side::Internal, "pcie-reads", rate / 1e6);
+                self.rdreq_res[ix] = Some((res, 1.0 / rate));
+            }
+        }
     }
 
     fn push(&mut self, id: String, node: NodeIx, side: Side, kind: &'static str, nominal_mb_s: f64) -> usize {
@@ -229,6 +250,13 @@ impl ResourceGraph {
             if let Some(c) = cost {
                 out.push(Cost { resource: m, s_per_byte: c });
             }
+        }
+
+        // Writes: the requester's outstanding memory reads ([`crate::readreq`]).
+        if dir == Dir::Write
+            && let Some((res, c)) = crate::readreq::requester_of(t, drive).and_then(|r| self.rdreq_res[r])
+        {
+            out.push(Cost { resource: res, s_per_byte: c });
         }
 
         // Links from the drive up to the host. `conn`: the per-lane rate of the drive's SAS

@@ -281,6 +281,8 @@ pub struct Node {
     pub port: Option<u32>,
     /// The link to the parent (the host has none: `Internal`).
     pub link: LinkSpec,
+    /// How the link was trained from its two ends (none for the host and internal paths).
+    pub training: Option<crate::link::Training>,
     /// The part's figures with this node's overrides applied, as stated (for display and
     /// `check --json`; no logic reads it: use [`Node::spec`]).
     pub figures: BTreeMap<String, Figure>,

@@ -45,6 +45,16 @@ pub struct LinkInfo {
     pub read_payload_mb_s: f64,
     /// Payload rate of writes (towards the drive) [MB/s].
     pub write_payload_mb_s: f64,
+    /// The trained link as a link name (`pcie3x4`, `sata2`, `sas3x4`, `internal`).
+    pub trained: String,
+    /// PCIe Max Payload Size it runs at [bytes] (PCIe only).
+    pub mps: Option<u32>,
+    /// What the device supports on its own (`pcie4x4`), where the link was trained.
+    pub device: Option<String>,
+    /// The port it sits in and what that offers (`sw pcie3x4`).
+    pub port: Option<String>,
+    /// Why the link is what it is: `drive pcie4x4, trained to its port sw pcie3x4`.
+    pub why: Option<String>,
 }
 
 /// Depth-first nodes from the host, children in file order.
@@ -60,6 +70,11 @@ pub fn tree(t: &Topology, g: &ResourceGraph) -> Vec<TreeNode> {
             raw_mb_s: r.raw_bytes_per_s / 1e6,
             read_payload_mb_s: r.read_payload_bytes_per_s / 1e6,
             write_payload_mb_s: r.write_payload_bytes_per_s / 1e6,
+            trained: n.link.short_name(),
+            mps: (n.link.family == Family::Pcie).then_some(n.link.mps),
+            device: n.training.as_ref().map(|tr| tr.device.short_name()),
+            port: n.training.as_ref().map(|tr| format!("{} {}", tr.port_id, tr.port.short_name())),
+            why: n.training.as_ref().map(|tr| tr.why(&n.link)),
         });
         let link = if n.parent.is_some() && n.link.family == Family::Internal && link.is_none() {
             Some(LinkInfo {
@@ -70,6 +85,11 @@ pub fn tree(t: &Topology, g: &ResourceGraph) -> Vec<TreeNode> {
                 raw_mb_s: f64::INFINITY,
                 read_payload_mb_s: f64::INFINITY,
                 write_payload_mb_s: f64::INFINITY,
+                trained: "internal".into(),
+                mps: None,
+                device: None,
+                port: None,
+                why: None,
             })
         } else {
             link

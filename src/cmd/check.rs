@@ -70,10 +70,12 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
             if l.generation == "internal" {
                 let _ = write!(s, "  internal link");
             } else {
+                let mps = l.mps.map(|m| format!("; MPS {m}")).unwrap_or_default();
+                let why = l.why.as_ref().map(|w| format!(" ({w}{mps})")).unwrap_or_default();
                 let _ = write!(
                     s,
-                    "  {}: raw {} | read {} | write {} ({} duplex)",
-                    l.spec,
+                    "  {}{why}: raw {} | read {} | write {} ({} duplex)",
+                    l.trained,
                     fmt_rate(l.raw_mb_s),
                     fmt_rate(l.read_payload_mb_s),
                     fmt_rate(l.write_payload_mb_s),

@@ -210,6 +210,7 @@ fn new_node(id: &str, kind: Kind, part: Option<Part>, dev: Option<String>) -> No
         children: Vec::new(),
         port: None,
         link: LinkSpec::internal(),
+        training: None,
         figures,
         dev,
         spec: PartSpec::Unresolved,
