@@ -75,3 +75,70 @@ pub fn has_request_path(t: &Topology, ix: NodeIx) -> bool {
         && t.path_to_host(ix).iter().any(|&p| t.nodes[p].link.family == Family::Pcie)
         && t.nodes[ix].kind != Kind::Host
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Catalog;
+    use crate::paths::ResourceGraph;
+
+    /// An ASM1166 (PCIe 3.0 x2) on the AM5 root port directly, and one below a Promontory 21.
+    fn topo() -> Topology {
+        let text = r#"
+[host]
+part = "amd-am5"
+[[node]]
+id = "chipset"
+part = "amd-promontory21"
+parent = "host"
+[[node]]
+id = "direct"
+part = "asm1166"
+parent = "host"
+[[node]]
+id = "below"
+part = "asm1166"
+parent = "chipset"
+[[drive]]
+id = "a"
+part = "samsung-870evo-1tb"
+parent = "direct"
+port = 0
+[[drive]]
+id = "b"
+part = "samsung-870evo-1tb"
+parent = "below"
+port = 0
+"#;
+        Topology::parse("t.toml", text, &Catalog::builtin()).unwrap()
+    }
+
+    fn ix(t: &Topology, id: &str) -> NodeIx {
+        t.nodes.iter().position(|n| n.id == id).unwrap()
+    }
+
+    #[test]
+    fn every_chipset_hop_lengthens_the_round_trip_and_lowers_the_rate() {
+        let t = topo();
+        let g = ResourceGraph::new(&t);
+        let host = t.host_figures().dma_read_latency_us;
+        let hop = t.nodes[ix(&t, "chipset")].spec.switch().unwrap().hop_latency_us;
+        assert_eq!(round_trip_us(&t, ix(&t, "direct")), host);
+        assert_eq!(round_trip_us(&t, ix(&t, "below")), host + 2.0 * hop);
+        let rates: Vec<_> = (0..t.nodes.len()).map(|i| g.link_rates(i).copied()).collect();
+        let direct = request_rate(&t, ix(&t, "direct"), &rates).unwrap();
+        let below = request_rate(&t, ix(&t, "below"), &rates).unwrap();
+        assert!(below < direct, "{below} vs {direct}");
+        // tags x MRRS over (round trip + MRRS at the slowest write payload rate on the path).
+        let r = requester(&t, ix(&t, "direct")).unwrap();
+        let link = g.link_rates(ix(&t, "direct")).unwrap().write_payload_bytes_per_s;
+        let want = f64::from(r.tags) * f64::from(r.mrrs) / (host * 1e-6 + f64::from(r.mrrs) / link);
+        assert!((direct / want - 1.0).abs() < 1e-12);
+        // The drives' writes cost their controller's request resource; reads do not.
+        assert_eq!(requester_of(&t, ix(&t, "a")), Some(ix(&t, "direct")));
+        let res = g.resources.iter().position(|r| r.id == "direct.rdreq").unwrap();
+        let costs = |dir| g.class_costs(&t, ix(&t, "a"), dir, 1 << 20, false, true);
+        assert!(costs(crate::paths::Dir::Write).iter().any(|c| c.resource == res));
+        assert!(costs(crate::paths::Dir::Read).iter().all(|c| c.resource != res));
+    }
+}
