@@ -278,11 +278,9 @@ impl ResourceGraph {
                         Dir::Read => r.read_payload_bytes_per_s,
                         Dir::Write => r.write_payload_bytes_per_s,
                     };
-                    let switch = if pm_uses_fbs(t, ix) { pm.switch_cost_us * 1e-6 / bs } else { 0.0 };
-                    out.push(Cost {
-                        resource: res[0],
-                        s_per_byte: 1.0 / (payload * pm.upstream_efficiency) + cmd + switch,
-                    });
+                    // FBS switching is paid only while another drive moves data: not a
+                    // cost of the class alone (`fbs_switch_cost`).
+                    out.push(Cost { resource: res[0], s_per_byte: 1.0 / (payload * pm.upstream_efficiency) + cmd });
                 }
                 _ if r.half_duplex => {
                     let payload =
@@ -316,6 +314,17 @@ impl ResourceGraph {
             }
         }
         out
+    }
+
+    /// The switch term of an FBS port multiplier above `drive`: the extra cost per byte on
+    /// the multiplier's upstream while FISes of another of its drives share it, one
+    /// `switch_cost_us` per `bs`-byte command. `None` without a multiplier, or under CBS
+    /// (which switches between queues, `cbs_handover_us`, not between FISes).
+    pub fn fbs_switch_cost(&self, t: &Topology, drive: NodeIx, bs: u64) -> Option<Cost> {
+        let ix = t.path_to_host(drive).into_iter().find(|&ix| t.nodes[ix].kind == Kind::PortMultiplier)?;
+        let pm = t.nodes[ix].spec.port_multiplier()?;
+        let up = *self.link_res[ix].first()?;
+        pm_uses_fbs(t, ix).then(|| Cost { resource: up, s_per_byte: pm.switch_cost_us * 1e-6 / bs.max(1) as f64 })
     }
 
     /// STP turnaround per write data FIS for a SATA drive behind expanders [us].
