@@ -217,7 +217,7 @@ impl Sim {
         if self.ios[io as usize].pm.is_some() {
             self.sched.push(dr.lanes.fabric, Ev::DriveDone { io });
         } else {
-            // No port multiplier token to hand back: one event to the host.
+            // No CBS port multiplier to tell: one event to the host.
             self.sched.push(dr.lanes.host_fabric, Ev::Completed { io });
         }
     }
