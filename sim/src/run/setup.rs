@@ -47,6 +47,12 @@ impl Sim {
                     ra: ReadAhead::default(),
                     wb: WriteBack::default(),
                     busy_ns: 0.0,
+                    write_cache: n.write_cache,
+                    dirty: VecDeque::new(),
+                    dirty_bytes: 0.0,
+                    destage: (0.0, 0.0),
+                    wait_room: VecDeque::new(),
+                    smr: hdd_queue::smr_log(n),
                 }
             });
             let mut class = [0u32; 2];
@@ -54,6 +60,10 @@ impl Sim {
                 class[k] = classes.len() as u32;
                 classes.push(Class::new(graph.class_costs(t, d, dir, w.bs.get(), random, false)));
             }
+            let flash = (!n.is_hdd()).then(|| {
+                let slot = drives.len() as u32;
+                flash::FlashSt::new(t, &graph, d, slot, w.seed, &classes[class[1] as usize].costs)
+            });
             let lat = graph.latencies(t, d);
             let pm = t.path_to_host(d).iter().find_map(|&ix| pm_of_node[ix]);
             let host_half_ns = (lat.host_us * 500.0) as u64;
@@ -72,6 +82,7 @@ impl Sim {
             drives.push(DriveSt {
                 node: d,
                 hdd,
+                flash,
                 units_free: n.parallelism.max(1),
                 unit_wait: VecDeque::new(),
                 fabric_half_ns,
