@@ -60,11 +60,15 @@ impl Sim {
         let half = self.drives[d].fabric_half_ns;
         let (offset, len) = (self.ios[io as usize].offset, self.ios[io as usize].len);
         let Some(h) = self.drives[d].hdd.as_mut() else { return };
+        // A write that continues the previous one is a sequential stream's, not a random
+        // write: it waits for the stream (the first write's positioning), as it always has.
+        let continues = (offset - h.last_write_end).abs() < 0.5;
+        h.last_write_end = offset + len;
         if h.wb.hits(&h.geo, offset) {
             let ack = h.wb.accept(&h.geo, offset, len, now as f64);
             h.busy_ns += len / (h.geo.rate_at(offset) * h.geo.write_eff) * 1e9;
             self.sched.at(SimTime::from_nanos(ceil_ns(ack) + half), Ev::DriveDone { io });
-        } else if h.write_cache {
+        } else if h.write_cache && !continues {
             h.wait_room.push_back(io);
             self.hdd_admit(d);
             self.hdd_dispatch(d);

@@ -195,6 +195,8 @@ struct HddSt {
     /// Acknowledged writes not yet on the media (offset, length), oldest first.
     dirty: VecDeque<(f64, f64)>,
     dirty_bytes: f64,
+    /// Where the last write to arrive ended: a write starting there continues a stream.
+    last_write_end: f64,
     /// Writes waiting for room in the write cache, oldest first.
     wait_room: VecDeque<u32>,
     /// The dirty entry being destaged (offset, length).

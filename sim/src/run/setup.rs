@@ -52,6 +52,7 @@ impl Sim {
                     dirty_bytes: 0.0,
                     destage: (0.0, 0.0),
                     wait_room: VecDeque::new(),
+                    last_write_end: -1.0,
                     smr: hdd_queue::smr_log(n),
                 }
             });
