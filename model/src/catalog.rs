@@ -184,6 +184,8 @@ pub enum DefaultValue {
     SameAs(&'static str),
     /// A share of another figure of the same part (`inner_mb_s` half the outer rate).
     Share(&'static str, f64),
+    /// A word (`recording = "cmr"`).
+    Word(&'static str),
 }
 
 impl FigureSpec {
@@ -292,7 +294,7 @@ const fn flag(kind: Kind, name: &'static str, required: bool, doc: &'static str)
     }
 }
 
-use DefaultValue::{Num as N, SameAs, Share};
+use DefaultValue::{Num as N, SameAs, Share, Word};
 use Kind::*;
 const INF: f64 = f64::INFINITY;
 const FLASH: &[&str] = &["ssd", "nvme"];
@@ -558,6 +560,37 @@ pub const FIGURES: &[FigureSpec] = &[
         .only(HDD),
     num(Drive, "write_efficiency", false, 0.05, 1.0, "sequential write media rate as a share of the read rate (HDD)")
         .or(N(1.0), "writes at the read rate: no write loss measured")
+        .only(HDD),
+    // Drive behaviour: SSD write caches, latency spread, HDD write caching and SMR.
+    num(Drive, "write_cache_gb", false, 0.0, 1e5, "SLC write cache: bytes written at seq_write_mb_s before the cliff [GB]")
+        .or(N(0.0), "no SLC write cache stated: the drive writes at seq_write_mb_s however much it writes, as enterprise SSDs whose datasheet rates are sustained ones")
+        .only(FLASH),
+    num(Drive, "post_cache_write_mb_s", false, 1.0, 1e5, "write rate once the SLC cache is full, direct to TLC/QLC [MB/s]")
+        .or(SameAs("seq_write_mb_s"), "no cliff stated: after its cache the drive writes at its sequential rate")
+        .only(FLASH),
+    num(Drive, "cache_fold_mb_s", false, 0.1, 1e5, "rate at which idle NAND time empties the SLC cache into TLC/QLC [MB/s]")
+        .or(
+            SameAs("post_cache_write_mb_s"),
+            "folding programs the cached data into TLC/QLC, the same program operation as a direct write once the cache is full, so it runs at the post-cache rate",
+        )
+        .only(FLASH),
+    num(Drive, "read_latency_p999_us", false, 0.0, 1e6, "99.9th percentile of the media read latency, 4 KiB QD1 [us]")
+        .or(
+            Share("read_latency_us", 2.73),
+            "2.73 x read_latency_us: Intel DC S4600 product specification, random 4 KB QD1 read latency 110 us typical and Quality of Service (99.9%) 300 us (300/110); a TLC SATA SSD's spread, not this drive's",
+        )
+        .only(FLASH),
+    flag(Drive, "write_cache", false, "volatile write cache on: random writes are acknowledged from the cache and destaged in positioning order (HDD)")
+        .or(
+            DefaultValue::Flag(true),
+            "on: SATA drives ship with the write cache enabled (ATA SET FEATURES, WCE); Seagate's product manuals: with WCE=1 the drive returns Good status once the data is in its buffer, before it is on the medium",
+        )
+        .only(HDD),
+    one_of(Drive, "recording", false, &["cmr", "smr"], "cmr (conventional) or smr (drive-managed shingled: a CMR media cache in front of shingled bands)")
+        .or(Word("cmr"), "cmr: conventional recording, what every drive used before drive-managed SMR (2015 on); not this drive's")
+        .only(HDD),
+    num(Drive, "smr_cache_gb", false, 0.0, 1e4, "drive-managed SMR: CMR media cache that random writes are logged into [GB]")
+        .or(N(0.0), "no media cache: only a drive-managed SMR drive has one, and its size must be stated")
         .only(HDD),
 ];
 

@@ -167,6 +167,16 @@ pub struct DriveFigures {
     pub cmd_overhead_us: f64,
     pub cache_mib: f64,
     pub write_efficiency: f64,
+    /// SLC write cache [GB]; 0: none.
+    pub write_cache_gb: f64,
+    pub post_cache_write_mb_s: f64,
+    pub cache_fold_mb_s: f64,
+    pub read_latency_p999_us: f64,
+    /// HDD volatile write cache enabled (random writes acknowledged from it).
+    pub write_cache: bool,
+    /// Drive-managed SMR (`recording = "smr"`).
+    pub smr: bool,
+    pub smr_cache_gb: f64,
 }
 
 impl DriveFigures {
@@ -253,6 +263,7 @@ impl Reader<'_> {
         let value = match d.value {
             DefaultValue::Num(n) => Value::Num(n),
             DefaultValue::Flag(b) => Value::Bool(b),
+            DefaultValue::Word(w) => Value::Str(w.to_string()),
             DefaultValue::SameAs(other) => self.value(other),
             DefaultValue::Share(other, share) => match self.value(other) {
                 Value::Num(n) => Value::Num(n * share),
@@ -414,6 +425,13 @@ fn drive(r: &mut Reader) -> DriveFigures {
         cmd_overhead_us: r.num("cmd_overhead_us"),
         cache_mib: r.num("cache_mib"),
         write_efficiency: r.num("write_efficiency"),
+        write_cache_gb: r.num("write_cache_gb"),
+        post_cache_write_mb_s: r.num("post_cache_write_mb_s"),
+        cache_fold_mb_s: r.num("cache_fold_mb_s"),
+        read_latency_p999_us: r.num("read_latency_p999_us"),
+        write_cache: r.flag("write_cache"),
+        smr: r.word("recording") == "smr",
+        smr_cache_gb: r.num("smr_cache_gb"),
     }
 }
 

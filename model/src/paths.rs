@@ -373,6 +373,52 @@ impl ResourceGraph {
         stp_expanders(t, &t.path_to_host(drive)).map(|e| e.stp_write_efficiency).product()
     }
 
+    /// An SSD write class's costs once its SLC write cache is full: the drive programs
+    /// TLC/QLC directly at `post_cache_write_mb_s`, so its media cost (and the STP intake
+    /// that paces the same writes) grows by `seq_write_mb_s / post_cache_write_mb_s`; the
+    /// links are untouched. `cached` are the class's costs with the cache ([`Self::class_costs`]).
+    pub fn post_cache_costs(&self, t: &Topology, drive: NodeIx, cached: &[Cost]) -> Vec<Cost> {
+        let d = t.drive_figures(drive);
+        let slow = (d.seq_write_mb_s / d.post_cache_write_mb_s).max(1.0);
+        let media = self.media_res[drive];
+        let media_cost = cached.iter().find(|c| Some(c.resource) == media).map_or(0.0, |c| c.s_per_byte);
+        let eff = self.stp_write_efficiency(t, drive);
+        cached
+            .iter()
+            .map(|c| {
+                let s_per_byte = if Some(c.resource) == media {
+                    c.s_per_byte * slow
+                } else if Some(c.resource) == self.stp_res[drive] {
+                    // The intake paces the media's write time: it grows by the same time / eff.
+                    c.s_per_byte + media_cost * (slow - 1.0) / eff
+                } else {
+                    c.s_per_byte
+                };
+                Cost { resource: c.resource, s_per_byte }
+            })
+            .collect()
+    }
+
+    /// The note `check` gives for a drive whose write rate depends on how much it has written:
+    /// the bound uses the cached rate (the highest the drive can do; a bound must not be beaten
+    /// by a short run), and the note gives the sustained rate beyond the cache.
+    pub fn write_cache_note(t: &Topology, drive: NodeIx) -> Option<String> {
+        let d = t.drive_figures(drive);
+        if d.write_cache_gb > 0.0 && d.post_cache_write_mb_s < d.seq_write_mb_s {
+            return Some(format!(
+                "writes run at {} MB/s into a {} GB SLC cache (the bound's rate); a sustained write beyond {} GB falls to {} MB/s, and the cache empties at {} MB/s while the drive is idle",
+                d.seq_write_mb_s, d.write_cache_gb, d.write_cache_gb, d.post_cache_write_mb_s, d.cache_fold_mb_s
+            ));
+        }
+        (d.smr && d.smr_cache_gb > 0.0).then(|| {
+            format!(
+                "drive-managed SMR: random writes are logged into a {} GB media cache; beyond it each byte needs a shingled band rewritten, and random writes over the whole drive fall to about {:.2} MB/s (cache x media rate / (2 x span)); sequential writes fill bands directly",
+                d.smr_cache_gb,
+                d.smr_cache_gb * 1e9 * (d.outer_mb_s + d.inner_mb_s) / 2.0 * d.write_efficiency / (2.0 * d.capacity_gb * 1e9)
+            )
+        })
+    }
+
     /// Fixed latencies of a drive's path (both ways), outside shared resources.
     pub fn latencies(&self, t: &Topology, drive: NodeIx) -> Latencies {
         let host_us = t.host_figures().io_overhead_us;

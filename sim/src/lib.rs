@@ -38,6 +38,7 @@ pub mod engine;
 pub mod hdd;
 pub mod points;
 pub mod run;
+pub mod ssd;
 pub mod sweep;
 
 pub use iopath_model::report::Report;

@@ -606,11 +606,15 @@ mod tests {
         assert_eq!((s.replications, s.mb_s_min, s.mb_s_max), (2, a.total.mb_s, 3.0 * a.total.mb_s));
     }
 
-    /// The public path: a deterministic workload (a sequential read draws nothing from its
-    /// seed) replicated over 3 seeds is the single run, with counts tripled.
+    /// The public path: a deterministic workload (a sequential read on drives without a
+    /// latency spread draws nothing from its seed) replicated over 3 seeds is the single run,
+    /// with counts tripled.
     #[test]
     fn replicate_of_a_deterministic_run_is_the_run() {
-        let t = topology();
+        let text = "[host]\npart = \"amd-am5\"\n[[node]]\nid = \"hba\"\npart = \"asm1166\"\nparent = \"host\"\n\
+                    [[drive]]\nid = \"ssd\"\ncount = 2\npart = \"micron-5300pro-3840\"\nparent = \"hba\"\n\
+                    params = { read_latency_p999_us = 80 }\n";
+        let t = Topology::parse("t.toml", text, &iopath_model::Catalog::builtin()).unwrap();
         let w = WorkloadSpec { rw: Some("read".into()), runtime: Some("20ms".into()), ..Default::default() }
             .resolve()
             .unwrap();

@@ -115,9 +115,36 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
             chunk[2].binding
         );
     }
+    s.push_str(&drive_notes_section(&t));
     s.push_str(&defaulted_figures_section(&t));
     print_text(&s)?;
     Ok(0)
+}
+
+/// What the bound's steady rates leave out about the drives (an SLC cache's cliff, SMR): one
+/// line per part, naming its drives (text output only).
+fn drive_notes_section(t: &iopath_model::Topology) -> String {
+    let mut groups: Vec<(String, String, Vec<&str>)> = Vec::new();
+    for &d in &t.drives {
+        let Some(note) = ResourceGraph::write_cache_note(t, d) else { continue };
+        let n = &t.nodes[d];
+        match groups.iter_mut().find(|(part, _, _)| *part == n.part) {
+            Some(g) => g.2.push(&n.id),
+            None => groups.push((n.part.clone(), note, vec![&n.id])),
+        }
+    }
+    let mut s = String::new();
+    if !groups.is_empty() {
+        s.push_str("\ndrive notes\n");
+    }
+    for (part, note, ids) in groups {
+        let who = match ids.as_slice() {
+            [first, .., last] if ids.len() > 3 => format!("{first} .. {last} ({} drives)", ids.len()),
+            many => many.join(", "),
+        };
+        let _ = writeln!(s, "  {who} [{part}]: {note}");
+    }
+    s
 }
 
 /// The figures each node took from the catalog's defaults because its part does not state

@@ -106,6 +106,13 @@ impl Sim {
         }
         dr.units_free -= 1;
         let lane = if self.ios[io as usize].stage == Stage::Read { dr.lanes.read } else { dr.lanes.write };
+        if self.ios[io as usize].stage == Stage::Read
+            && let Some(ns) = self.flash_read_ns(d)
+        {
+            let now = self.sched.now().nanos();
+            self.sched.at(SimTime::from_nanos(now + ns), Ev::UnitDone { io });
+            return;
+        }
         self.sched.push(lane, Ev::UnitDone { io });
     }
 
@@ -190,20 +197,11 @@ impl Sim {
             Stage::Read => self.finish_at_drive(io),
             Stage::Write => {
                 let d = x.drive as usize;
-                let (offset, len) = (x.offset, x.len);
-                if let Some(h) = self.drives[d].hdd.as_mut() {
-                    if h.wb.hits(&h.geo, offset) {
-                        let ack = h.wb.accept(&h.geo, offset, len, now as f64);
-                        h.busy_ns += len / (h.geo.rate_at(offset) * h.geo.write_eff) * 1e9;
-                        self.sched.at(
-                            SimTime::from_nanos(ceil_ns(ack) + self.drives[d].fabric_half_ns),
-                            Ev::DriveDone { io },
-                        );
-                    } else {
-                        h.queue.push((io, false));
-                        self.hdd_dispatch(d);
-                    }
+                let len = x.len;
+                if self.drives[d].hdd.is_some() {
+                    self.hdd_write_arrived(d, io);
                 } else {
+                    self.flash_wrote(d, len);
                     self.acquire_unit(d, io);
                 }
             }

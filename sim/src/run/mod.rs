@@ -22,6 +22,7 @@
 
 mod alloc;
 mod events;
+mod flash;
 mod hdd_queue;
 mod pm;
 mod report;
@@ -159,6 +160,8 @@ struct Class {
 struct DriveSt {
     node: NodeIx,
     hdd: Option<HddSt>,
+    /// SLC cache and latency spread of a flash drive.
+    flash: Option<flash::FlashSt>,
     units_free: u32,
     unit_wait: VecDeque<u32>,
     /// Controller and hop latency before and after the drive [ns].
@@ -190,6 +193,19 @@ struct HddSt {
     ra: ReadAhead,
     wb: WriteBack,
     busy_ns: f64,
+    /// Volatile write cache on: random writes are acknowledged from it.
+    write_cache: bool,
+    /// Acknowledged writes not yet on the media (offset, length), oldest first.
+    dirty: VecDeque<(f64, f64)>,
+    dirty_bytes: f64,
+    /// Where the last write to arrive ended: a write starting there continues a stream.
+    last_write_end: f64,
+    /// Writes waiting for room in the write cache, oldest first.
+    wait_room: VecDeque<u32>,
+    /// The dirty entry being destaged (offset, length).
+    destage: (f64, f64),
+    /// Drive-managed SMR: the media cache random writes are logged into.
+    smr: Option<crate::hdd::SmrLog>,
 }
 
 struct DriveStats {

@@ -41,6 +41,13 @@ impl Sim {
                     ra: ReadAhead::default(),
                     wb: WriteBack::default(),
                     busy_ns: 0.0,
+                    write_cache: n.write_cache,
+                    dirty: VecDeque::new(),
+                    dirty_bytes: 0.0,
+                    destage: (0.0, 0.0),
+                    wait_room: VecDeque::new(),
+                    last_write_end: -1.0,
+                    smr: hdd_queue::smr_log(n),
                 }
             });
             let pm = t.path_to_host(d).iter().find_map(|&ix| pm_of_node[ix]);
@@ -54,6 +61,10 @@ impl Sim {
                 }
                 classes.push(cl);
             }
+            let flash = (!n.is_hdd()).then(|| {
+                let slot = drives.len() as u32;
+                flash::FlashSt::new(t, &graph, d, slot, w.seed, &classes[class[1] as usize].costs)
+            });
             let lat = graph.latencies(t, d);
             let host_half_ns = (lat.host_us * 500.0) as u64;
             let fabric_half_ns = (lat.fabric_us * 500.0) as u64;
@@ -69,6 +80,7 @@ impl Sim {
             drives.push(DriveSt {
                 node: d,
                 hdd,
+                flash,
                 units_free: n.parallelism.max(1),
                 unit_wait: VecDeque::new(),
                 fabric_half_ns,
