@@ -205,6 +205,7 @@ impl FigureSpec {
 pub const PCIE_WIDTHS: &[i64] = &[1, 2, 4, 8, 16];
 const PAYLOAD_SIZES: &[i64] = &[128, 256, 512, 1024, 2048, 4096];
 const COMPLETION_SIZES: &[i64] = &[64, 128, 256, 512, 1024, 2048, 4096];
+const IOMMU_PAGES: &[i64] = &[4096, 2_097_152, 1_073_741_824];
 
 const fn num(kind: Kind, name: &'static str, required: bool, lo: f64, hi: f64, doc: &'static str) -> FigureSpec {
     FigureSpec {
@@ -330,13 +331,40 @@ pub const FIGURES: &[FigureSpec] = &[
     num(Host, "io_overhead_us", true, 0.0, 10000.0, "host software cost per I/O, submission to completion [us]"),
     num(
         Host,
-        "iommu_read_stall_us",
+        "iommu_walk_us",
         false,
         0.0,
         1000.0,
-        "stall of an SSD's read stream per 4 KiB page its controller writes into a VM's memory through the IOMMU [us]",
+        "time of one IOMMU translation miss (IOTLB miss: a walk of the I/O page tables) for a device passed through to a VM [us]",
     )
-    .or(N(0.0), "no stall: the controller is not passed through to a VM, so reads are not translated by the IOMMU"),
+    .or(N(0.0), "no translation: the host does not pass devices through to a VM, so DMA is not translated by the IOMMU"),
+    int_of(
+        Host,
+        "iommu_page_bytes",
+        false,
+        IOMMU_PAGES,
+        "size of the IOMMU's mappings of a guest's memory: one translation miss per page of DMA data [bytes]",
+    )
+    .or(
+        N(4096.0),
+        "4 KiB, the base page of the VT-d and AMD-Vi I/O page tables (Intel VT-d specification ch. 3, AMD IOMMU specification 2.2.3); 2 MiB or 1 GiB only where the IOMMU supports superpages and the hypervisor maps guest memory with them",
+    ),
+    int(Host, "cpu_cores", false, 1.0, 4096.0, "CPU cores available for I/O submission and completion").or(
+        N(4.0),
+        "four cores: the fewest of a current x86 desktop or server CPU; a part states its CPU's cores",
+    ),
+    num(
+        Host,
+        "cpu_per_io_us",
+        false,
+        0.0,
+        10000.0,
+        "CPU time of one I/O on one core: system call, block layer, driver submission, completion interrupt [us]",
+    )
+    .or(
+        N(1.64),
+        "Linux libaio 4 KiB random reads at QD128 on one core: 608K IOPS (J. Axboe, 'Efficient IO with io_uring', kernel.dk/io_uring.pdf, 2019), 1/608K = 1.64 us per I/O",
+    ),
     // Chipsets and PCIe switches: a shared uplink.
     link(Switch, "uplink", true, false, "uplink generation: pcie1..pcie5, dmi1..dmi4"),
     int_of(Switch, "lanes", true, PCIE_WIDTHS, "uplink lanes"),
