@@ -722,7 +722,7 @@ fn part_position(text: &str, i: usize, figure: Option<&str>) -> String {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PartFile {
     #[serde(default)]
@@ -741,6 +741,19 @@ const BUILTIN: &[(&str, &str)] = &[
 
 /// Figures fitted to published measurements, loaded over the parts above.
 const FITS: (&str, &str) = ("fits.toml", include_str!("../catalog/fits.toml"));
+
+/// One figure of the built-in `fits.toml` ([`Catalog::builtin_fits`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitEntry {
+    /// The part's id.
+    pub part: String,
+    pub kind: Kind,
+    /// The figure's name.
+    pub figure: String,
+    /// Its value, source (naming the published sources it was trained on, "source 002") and
+    /// basis.
+    pub fig: Figure,
+}
 
 /// The parts iopath knows.
 #[derive(Debug, Clone, Default)]
@@ -762,6 +775,57 @@ impl Catalog {
             c
         })
         .clone()
+    }
+
+    /// The figures of the built-in `fits.toml`, in file order: the figures derived from
+    /// published measurements, each with its part and the source string naming the fit.
+    pub fn builtin_fits() -> Vec<FitEntry> {
+        let pf: PartFile = toml::from_str(FITS.1).unwrap_or_else(|e| panic!("built-in fits are broken: {e}"));
+        pf.part
+            .into_iter()
+            .flat_map(|p| {
+                let (id, kind) = (p.id, p.kind);
+                p.figures.into_iter().map(move |(figure, fig)| FitEntry { part: id.clone(), kind, figure, fig })
+            })
+            .collect()
+    }
+
+    /// The built-in catalog with only those `fits.toml` figures that `keep` accepts (as
+    /// they are, or changed: `keep` may rewrite an entry, e.g. with a refitted value). A
+    /// figure left out takes the value its part's own catalog file states, or, where that
+    /// file does not state it, the figure's declared default. For leave-one-source-out
+    /// predictions (`tests/fidelity.rs`): the catalog as if some fits had never been made.
+    pub fn builtin_with_fits(mut keep: impl FnMut(&mut FitEntry) -> bool) -> Catalog {
+        let mut c = Catalog::from_files(BUILTIN.iter().map(|(f, t)| (f.to_string(), t.to_string())))
+            .unwrap_or_else(|e| panic!("built-in catalog is broken: {e}"));
+        let mut parts: Vec<Part> = Vec::new();
+        for mut e in Catalog::builtin_fits() {
+            if !keep(&mut e) {
+                continue;
+            }
+            let base = c.get(&e.part).filter(|p| p.kind == e.kind);
+            let name = base.map_or_else(|| e.part.clone(), |p| p.name.clone());
+            let i = match parts.iter().position(|p| p.id == e.part) {
+                Some(i) => i,
+                None => {
+                    let p = Part {
+                        id: e.part.clone(),
+                        kind: e.kind,
+                        name,
+                        aliases: Vec::new(),
+                        pci_ids: Vec::new(),
+                        notes: String::new(),
+                        figures: BTreeMap::new(),
+                    };
+                    parts.push(p);
+                    parts.len() - 1
+                }
+            };
+            parts[i].figures.insert(e.figure, e.fig);
+        }
+        let text = toml::to_string(&PartFile { part: parts }).unwrap_or_else(|e| panic!("fits do not serialize: {e}"));
+        c.overlay(FITS.0, &text).unwrap_or_else(|e| panic!("filtered fits are invalid: {e}"));
+        c
     }
 
     /// Parses and validates a set of part files.
@@ -934,6 +998,21 @@ pub fn did_you_mean(s: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_catalog_without_a_fit_takes_the_parts_own_value() {
+        // asm1062's read efficiency is fitted (fits.toml); controllers.toml states its own.
+        let fitted = Catalog::builtin().get("asm1062").unwrap().figures["dma_read_efficiency"].clone();
+        assert_eq!(fitted.basis, "fit");
+        let all = Catalog::builtin_with_fits(|_| true);
+        assert_eq!(all.get("asm1062").unwrap().figures["dma_read_efficiency"], fitted);
+        let without = Catalog::builtin_with_fits(|e| !(e.part == "asm1062" && e.figure == "dma_read_efficiency"));
+        let own = &without.get("asm1062").unwrap().figures.get("dma_read_efficiency");
+        assert_ne!(own.map(|f| &f.basis), Some(&"fit".to_string()), "{own:?}");
+        // The other fitted figure of the part stays.
+        assert_eq!(without.get("asm1062").unwrap().figures["dma_write_efficiency"].basis, "fit");
+        assert!(Catalog::builtin_fits().iter().any(|e| e.part == "asm1062" && e.figure == "dma_write_efficiency"));
+    }
 
     #[test]
     fn builtin_catalog_loads_and_every_figure_has_a_source() {
