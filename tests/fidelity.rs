@@ -123,7 +123,11 @@ impl Point {
         }
     }
     fn line(&self, predicted: f64) -> String {
-        let ok = if self.within(predicted) { "" } else { "  FAIL" };
+        self.line_marked(predicted, "  FAIL")
+    }
+    /// The point's line, `outside` appended when out of tolerance.
+    fn line_marked(&self, predicted: f64, outside: &str) -> String {
+        let ok = if self.within(predicted) { "" } else { outside };
         match self.compare {
             Compare::Rel(tol) => format!(
                 "{:<60} published {:>9.2} predicted {predicted:>9.2} error {:>+6.1}% (tolerance {:.0}%){ok}",
@@ -536,7 +540,11 @@ fn in_sample() -> &'static InSample {
             .par_iter()
             .map(|p| {
                 let reps = eval.reports(p);
-                let check = p.check.as_ref().and_then(|c| c(&reps).err());
+                let mut check = p.check.as_ref().and_then(|c| c(&reps).err());
+                // The host's CPU budget is far from binding on every published setup.
+                if let Some(r) = reps.iter().find(|r| r.bottleneck.id == "host.cpu") {
+                    check = Some(format!("bound by host.cpu ({:.0} IOPS)", r.total.iops));
+                }
                 ((p.value)(&reps), check)
             })
             .collect();
@@ -812,7 +820,7 @@ fn leave_one_source_out() {
         let mut errors = Vec::new();
         for (p, &v) in mine.iter().zip(&predicted) {
             assert!(v.is_finite(), "{}: held-out prediction {v}", p.label);
-            println!("  held out {held:03}: {}", p.line(v));
+            println!("  held out {held:03}: {}", p.line_marked(v, "  (outside the in-sample tolerance)"));
             errors.push(p.error(v));
         }
         let inside: Vec<f64> =

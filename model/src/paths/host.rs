@@ -18,6 +18,13 @@
 //!   writes and HDD reads show no loss, SSD reads lose 5%). With 2 MiB mappings (huge pages
 //!   backing the guest) there are 512 times fewer walks, which is why current passthrough
 //!   results are near native.
+//!
+//! A host resource joins every class into one component of the fluid allocation, which
+//! makes the simulator re-solve all classes on every change (4x slower on the 1,024-drive
+//! chassis). So a class is charged on it only where the resource can bind: when every
+//! drive's link moving its raw rate (both directions where full duplex) would load it to
+//! 1 or more at the class's block size. Below that its utilization stays under 1 whatever
+//! the workload, and leaving it out changes no allocation.
 
 use super::{Cost, Dir, ResourceGraph, Side};
 use crate::parts::HostFigures;
@@ -28,6 +35,8 @@ use crate::topology::Topology;
 pub(super) struct HostResources {
     cpu: Option<usize>,
     iommu: Option<usize>,
+    /// Most bytes per second the drives' links can move together (an upper bound).
+    max_bytes_per_s: f64,
 }
 
 impl HostResources {
@@ -44,15 +53,22 @@ impl HostResources {
             let nominal = h.iommu_page_bytes / (h.iommu_walk_us * 1e-6) / 1e6;
             g.push("host.iommu".to_string(), host, Side::Internal, "iommu", nominal)
         });
-        HostResources { cpu, iommu }
+        let max_bytes_per_s = t
+            .drives
+            .iter()
+            .map(|&d| g.rates[d].map_or(f64::INFINITY, |r| r.raw_bytes_per_s * if r.half_duplex { 1.0 } else { 2.0 }))
+            .sum();
+        HostResources { cpu, iommu, max_bytes_per_s }
     }
 
     /// What one class of `bs`-byte I/Os costs the host's resources.
     pub(super) fn costs(&self, t: &Topology, bs: f64) -> impl Iterator<Item = Cost> + use<> {
         let h = t.host_figures();
+        let max = self.max_bytes_per_s;
+        let can_bind = move |c: &Cost| c.s_per_byte * max >= 1.0;
         let cpu = self.cpu.map(|r| Cost { resource: r, s_per_byte: cpu_s_per_byte(h, bs) });
         let iommu = self.iommu.map(|r| Cost { resource: r, s_per_byte: iommu_walk_s_per_byte(h) });
-        cpu.into_iter().chain(iommu)
+        cpu.into_iter().chain(iommu).filter(can_bind)
     }
 }
 
