@@ -19,6 +19,14 @@
 //!   backing the guest) there are 512 times fewer walks, which is why current passthrough
 //!   results are near native.
 //!
+//! - `host.cpu.D` (per drive, where I/O costs CPU time): the thread of an fio job runs on
+//!   one core, and with per-CPU queues its completions come back to that core, so a job's
+//!   I/Os cost its one core `cpu_per_io_us` each: a drive driven by `numjobs` jobs gets at
+//!   most `numjobs / cpu_per_io_us` I/Os per second (one job: 608K IOPS at 1.64 us, as the
+//!   figure's source measured on one core). The simulator charges it with the workload's
+//!   `numjobs` ([`ResourceGraph::job_cpu_cost`]); the closed-form bound, which knows no
+//!   jobs, leaves it out and so stays an upper bound for any job count.
+//!
 //! A host resource joins every class into one component of the fluid allocation, which
 //! makes the simulator re-solve all classes on every change (4x slower on the 1,024-drive
 //! chassis). So a class is charged on it only where the resource can bind: when every
@@ -31,12 +39,14 @@ use crate::parts::HostFigures;
 use crate::topology::Topology;
 
 /// The host resources of a graph, when the host has them.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub(super) struct HostResources {
     cpu: Option<usize>,
     iommu: Option<usize>,
     /// Most bytes per second the drives' links can move together (an upper bound).
     max_bytes_per_s: f64,
+    /// Per drive node: the core(s) of the jobs driving it, and its link's most bytes/s.
+    jobs: Vec<Option<(usize, f64)>>,
 }
 
 impl HostResources {
@@ -58,7 +68,16 @@ impl HostResources {
             .iter()
             .map(|&d| g.rates[d].map_or(f64::INFINITY, |r| r.raw_bytes_per_s * if r.half_duplex { 1.0 } else { 2.0 }))
             .sum();
-        HostResources { cpu, iommu, max_bytes_per_s }
+        let mut jobs = vec![None; t.nodes.len()];
+        if h.cpu_per_io_us > 0.0 {
+            for &d in &t.drives {
+                let most =
+                    g.rates[d].map_or(f64::INFINITY, |r| r.raw_bytes_per_s * if r.half_duplex { 1.0 } else { 2.0 });
+                let id = format!("host.cpu.{}", t.nodes[d].id);
+                jobs[d] = Some((g.push(id, host, Side::Internal, "cpu", f64::NAN), most));
+            }
+        }
+        HostResources { cpu, iommu, max_bytes_per_s, jobs }
     }
 
     /// What one class of `bs`-byte I/Os costs the host's resources.
@@ -86,4 +105,16 @@ pub fn iommu_walk_s_per_byte(h: &HostFigures) -> f64 {
 /// memory; nothing for writes (see the module documentation).
 pub fn iommu_read_stall_s_per_byte(h: &HostFigures, dir: Dir) -> f64 {
     if dir == Dir::Read { iommu_walk_s_per_byte(h) } else { 0.0 }
+}
+
+impl ResourceGraph {
+    /// What the jobs driving `drive` cost their cores per byte of `bs`-byte I/Os, `jobs` of
+    /// them (`numjobs`): `None` where I/O costs no CPU time, or where even the drive's link
+    /// at its raw rate could not keep the jobs' cores busy (then it cannot bind).
+    pub fn job_cpu_cost(&self, t: &Topology, drive: usize, bs: u64, jobs: u32) -> Option<Cost> {
+        let (resource, most) = self.host.jobs.get(drive).copied().flatten()?;
+        let h = t.host_figures();
+        let s_per_byte = h.cpu_per_io_us * 1e-6 / (f64::from(jobs.max(1)) * bs.max(1) as f64);
+        (s_per_byte * most >= 1.0).then_some(Cost { resource, s_per_byte })
+    }
 }

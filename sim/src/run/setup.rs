@@ -52,7 +52,9 @@ impl Sim {
             let mut class = [0u32; 2];
             for (k, dir) in [Dir::Read, Dir::Write].into_iter().enumerate() {
                 class[k] = classes.len() as u32;
-                classes.push(Class::new(graph.class_costs(t, d, dir, w.bs.get(), random, false)));
+                let mut costs = graph.class_costs(t, d, dir, w.bs.get(), random, false);
+                costs.extend(graph.job_cpu_cost(t, d, w.bs.get(), w.numjobs));
+                classes.push(Class::new(costs));
             }
             let lat = graph.latencies(t, d);
             let pm = t.path_to_host(d).iter().find_map(|&ix| pm_of_node[ix]);
