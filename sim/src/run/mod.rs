@@ -4,7 +4,7 @@
 //! The life of an I/O:
 //!
 //! ```text
-//! issue -> [port multiplier token, CBS only] -> path latency/2 -> drive
+//! issue -> [CBS port multiplier: deferred while another drive holds the link] -> path latency/2 -> drive
 //!   SSD read : media unit (access latency) -> data transfer (fluid) -> path latency/2 -> done
 //!   SSD write: data transfer (fluid) -> media unit (write latency) -> path latency/2 -> done
 //!   HDD read : read-ahead hit, or actuator (seek + rotation + media) -> transfer -> done
@@ -23,6 +23,7 @@
 mod alloc;
 mod events;
 mod hdd_queue;
+mod pm;
 mod report;
 mod setup;
 mod targets;
@@ -42,6 +43,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use alloc::{Alloc, account};
+use pm::{PmSt, PmSwitch};
 pub(crate) use report::bottleneck_of;
 use report::{LAT_UNIT_NS, new_histogram};
 pub use targets::target_drives;
@@ -117,7 +119,7 @@ struct Io {
     offset: f64,
     len: f64,
     start: u64,
-    /// Holding the CBS token of this port multiplier slot.
+    /// Issued through this CBS port multiplier and not yet completed at the controller.
     pm: Option<u32>,
     /// The I/O is the read half of a copy; its write half follows.
     copy_to: Option<u32>,
@@ -150,6 +152,8 @@ struct Class {
     rate: f64,
     last: u64,
     version: u32,
+    /// Behind an FBS port multiplier: the switch term of its upstream cost.
+    pm_switch: Option<PmSwitch>,
 }
 
 struct DriveSt {
@@ -162,8 +166,8 @@ struct DriveSt {
     pm: Option<u32>,
     class: [u32; 2],
     /// Scheduler lanes of this drive's fixed delays: host software time (before and after
-    /// the command) + fabric (controller and hops), host, fabric, fabric + the port
-    /// multiplier's handover, the read and the write latency.
+    /// the command) + fabric (controller and hops), host, fabric, the read and the write
+    /// latency.
     lanes: DriveLanes,
     st: DriveStats,
 }
@@ -173,7 +177,6 @@ struct DriveLanes {
     host_fabric: Lane,
     host: Lane,
     fabric: Lane,
-    fabric_handover: Lane,
     read: Lane,
     write: Lane,
 }
@@ -187,14 +190,6 @@ struct HddSt {
     ra: ReadAhead,
     wb: WriteBack,
     busy_ns: f64,
-}
-
-struct PmSt {
-    cbs: bool,
-    holder: Option<u32>,
-    last_holder: Option<u32>,
-    waiting: VecDeque<u32>,
-    handover_ns: u64,
 }
 
 struct DriveStats {

@@ -21,13 +21,7 @@ impl Sim {
         for (ix, n) in t.nodes.iter().enumerate() {
             if let Some(pm) = n.spec.port_multiplier() {
                 pm_of_node[ix] = Some(pms.len() as u32);
-                pms.push(PmSt {
-                    cbs: !pm_uses_fbs(t, ix),
-                    holder: None,
-                    last_holder: None,
-                    waiting: VecDeque::new(),
-                    handover_ns: (pm.cbs_handover_us * 1e3) as u64,
-                });
+                pms.push(PmSt::new(!pm_uses_fbs(t, ix), pm.cbs_handover_us));
             }
         }
         let mut sched = Scheduler::default();
@@ -49,25 +43,28 @@ impl Sim {
                     busy_ns: 0.0,
                 }
             });
+            let pm = t.path_to_host(d).iter().find_map(|&ix| pm_of_node[ix]);
             let mut class = [0u32; 2];
             for (k, dir) in [Dir::Read, Dir::Write].into_iter().enumerate() {
                 class[k] = classes.len() as u32;
                 let mut costs = graph.class_costs(t, d, dir, w.bs.get(), random, false);
                 costs.extend(graph.job_cpu_cost(t, d, w.bs.get(), w.numjobs));
-                classes.push(Class::new(costs));
+                let mut cl = Class::new(costs);
+                if let (Some(p), Some(sw)) = (pm, graph.fbs_switch_cost(t, d, w.bs.get())) {
+                    cl.pm_switch = fbs_switch_of(&cl.costs, p, sw);
+                    pms[p as usize].fbs_classes.push((class[k], drives.len() as u32));
+                }
+                classes.push(cl);
             }
             let lat = graph.latencies(t, d);
-            let pm = t.path_to_host(d).iter().find_map(|&ix| pm_of_node[ix]);
             let host_half_ns = (lat.host_us * 500.0) as u64;
             let fabric_half_ns = (lat.fabric_us * 500.0) as u64;
             let read_lat_ns = (n.read_latency_us * 1e3) as u64;
             let write_lat_ns = (n.write_latency_us * 1e3) as u64;
-            let handover_ns = pm.map_or(0, |p| pms[p as usize].handover_ns);
             let lanes = DriveLanes {
                 host_fabric: sched.lane(SimDuration::from_nanos(host_half_ns + fabric_half_ns)),
                 host: sched.lane(SimDuration::from_nanos(host_half_ns)),
                 fabric: sched.lane(SimDuration::from_nanos(fabric_half_ns)),
-                fabric_handover: sched.lane(SimDuration::from_nanos(fabric_half_ns + handover_ns)),
                 read: sched.lane(SimDuration::from_nanos(read_lat_ns)),
                 write: sched.lane(SimDuration::from_nanos(write_lat_ns)),
             };
@@ -165,8 +162,23 @@ impl Sim {
 
 impl Class {
     fn new(costs: Vec<Cost>) -> Class {
-        Class { costs, window_bytes: 0.0, acc_t: 0, fifo: VecDeque::new(), rate: 0.0, last: 0, version: 0 }
+        Class {
+            costs,
+            window_bytes: 0.0,
+            acc_t: 0,
+            fifo: VecDeque::new(),
+            rate: 0.0,
+            last: 0,
+            version: 0,
+            pm_switch: None,
+        }
     }
+}
+
+/// The switch term `sw` of an FBS multiplier `pm` on the upstream among `costs`.
+fn fbs_switch_of(costs: &[Cost], pm: u32, sw: Cost) -> Option<PmSwitch> {
+    let ix = costs.iter().position(|c| c.resource == sw.resource)?;
+    Some(PmSwitch { pm, ix, base: costs[ix].s_per_byte, extra: sw.s_per_byte })
 }
 
 impl DriveStats {
