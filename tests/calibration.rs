@@ -385,3 +385,117 @@ fn a_bad_free_is_a_usage_error_with_a_clear_message() {
         assert!(e.contains(want), "{e:?} lacks {want:?}");
     }
 }
+
+/// `fit --free host.cpu_per_io_us` takes the host's CPU time per I/O from measured runs'
+/// CPU time, not from a simulation: expected = the report's cost.cpu_s / cost.ios, in us.
+/// A report with CPU time (a simulated report given the CPU seconds a measured run of it
+/// would carry: 0.25 s over its I/Os) goes in; the part file's host part carries the value
+/// with basis fit and a source naming the file, and the catalog loads it.
+#[test]
+fn the_host_cpu_cost_is_fitted_from_measured_cpu_time() {
+    let dir = scratch("cpu-fit");
+    let topo = root().join("configs/z87-extreme6.toml");
+    let o = iopath()
+        .arg("simulate")
+        .arg(&topo)
+        .args([
+            "--drives",
+            "intel_ssd",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "0.1s",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let mut rep = json(&o);
+    let ios = rep["cost"]["ios"].as_u64().unwrap();
+    assert!(ios > 1000, "{ios} I/Os");
+    rep["cost"]["cpu_s"] = 0.25.into();
+    let file = dir.path().join("measured.json");
+    std::fs::write(&file, rep.to_string()).unwrap();
+    let parts = dir.path().join("cpu.toml");
+    let o = iopath()
+        .arg("fit")
+        .arg(&topo)
+        .arg(&file)
+        .args(["--free", "host.cpu_per_io_us", "--json", "--quiet", "--out"])
+        .arg(&parts)
+        .output()
+        .unwrap();
+    let r = json(&o);
+    let want = 0.25 / ios as f64 * 1e6;
+    within(fitted(&r, "host", "cpu_per_io_us"), want, 1e-3, "host.cpu_per_io_us (CPU s / I/Os)");
+    let text = std::fs::read_to_string(&parts).unwrap();
+    assert!(text.contains("id = \"intel-lga1150\"") && text.contains("measured.json"), "{text}");
+    let mut cat = Catalog::builtin();
+    cat.overlay("cpu.toml", &text).unwrap();
+    let f = &cat.get("intel-lga1150").unwrap().figures["cpu_per_io_us"];
+    assert_eq!(f.basis, "fit");
+    // Reports without CPU time (a simulated one as written) are refused, exit 2.
+    let sim = dir.path().join("simulated.json");
+    std::fs::write(
+        &sim,
+        ok(&iopath()
+            .arg("simulate")
+            .arg(&topo)
+            .args(["--drives", "intel_ssd", "--runtime", "0.1s", "--json"])
+            .output()
+            .unwrap()),
+    )
+    .unwrap();
+    let o =
+        iopath().arg("fit").arg(&topo).arg(&sim).args(["--free", "host.cpu_per_io_us", "--quiet"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--free host.cpu_per_io_us") && err.contains("cost.cpu_s"), "{err}");
+}
+
+/// The same on a real measured run (root: a loop device; skipped with a reason otherwise):
+/// `iopath measure` records the process's CPU seconds, and the fit is their ratio to the
+/// I/Os completed, a few us per 4 KiB read on any current CPU.
+#[test]
+fn the_host_cpu_cost_of_a_real_measured_run() {
+    if let Err(why) = rig::available() {
+        rig::skip(&why);
+        return;
+    }
+    let mut rig = Rig::new("cpufit").unwrap();
+    let dir = rig.dir.clone();
+    let devs: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            let f = rig.file(&dir, &format!("d{i}.img"), 32 << 20).unwrap();
+            rig.loop_dev(&f).unwrap()
+        })
+        .collect();
+    let mut c = iopath();
+    c.arg("measure");
+    for d in &devs {
+        c.arg("--target").arg(d);
+    }
+    c.args(["--rw", "randread", "--bs", "4k", "--iodepth", "8", "--runtime", "1s", "--json", "--quiet"]);
+    let text = ok(&c.output().unwrap());
+    let rep: Value = serde_json::from_str(&text).unwrap();
+    let (cpu_s, ios) = (rep["cost"]["cpu_s"].as_f64().unwrap(), rep["cost"]["ios"].as_u64().unwrap());
+    assert!(cpu_s > 0.0 && ios > 0, "cpu_s {cpu_s}, ios {ios}");
+    let file = dir.join("measured.json");
+    std::fs::write(&file, &text).unwrap();
+    let o = iopath()
+        .arg("--parts")
+        .arg(data("loop-uplink-rig-parts.toml"))
+        .arg("fit")
+        .arg(data("loop-uplink-rig.toml"))
+        .arg(&file)
+        .args(["--free", "host.cpu_per_io_us", "--json", "--quiet"])
+        .output()
+        .unwrap();
+    let got = fitted(&json(&o), "host", "cpu_per_io_us");
+    eprintln!("measured {cpu_s:.4} CPU s over {ios} I/Os: {got:.3} us per I/O");
+    within(got, cpu_s / ios as f64 * 1e6, 1e-3, "host.cpu_per_io_us of a measured run");
+    assert!((0.1..1000.0).contains(&got), "{got} us per I/O");
+}

@@ -207,6 +207,7 @@ impl FigureSpec {
 pub const PCIE_WIDTHS: &[i64] = &[1, 2, 4, 8, 16];
 const PAYLOAD_SIZES: &[i64] = &[128, 256, 512, 1024, 2048, 4096];
 const COMPLETION_SIZES: &[i64] = &[64, 128, 256, 512, 1024, 2048, 4096];
+const IOMMU_PAGES: &[i64] = &[4096, 2_097_152, 1_073_741_824];
 
 const fn num(kind: Kind, name: &'static str, required: bool, lo: f64, hi: f64, doc: &'static str) -> FigureSpec {
     FigureSpec {
@@ -349,13 +350,40 @@ pub const FIGURES: &[FigureSpec] = &[
     num(Host, "io_overhead_us", true, 0.0, 10000.0, "host software cost per I/O, submission to completion [us]"),
     num(
         Host,
-        "iommu_read_stall_us",
+        "iommu_walk_us",
         false,
         0.0,
         1000.0,
-        "stall of an SSD's read stream per 4 KiB page its controller writes into a VM's memory through the IOMMU [us]",
+        "time of one IOMMU translation miss (IOTLB miss: a walk of the I/O page tables) for a device passed through to a VM [us]",
     )
-    .or(N(0.0), "no stall: the controller is not passed through to a VM, so reads are not translated by the IOMMU"),
+    .or(N(0.0), "no translation: the host does not pass devices through to a VM, so DMA is not translated by the IOMMU"),
+    int_of(
+        Host,
+        "iommu_page_bytes",
+        false,
+        IOMMU_PAGES,
+        "size of the IOMMU's mappings of a guest's memory: one translation miss per page of DMA data [bytes]",
+    )
+    .or(
+        N(4096.0),
+        "4 KiB, the base page of the VT-d and AMD-Vi I/O page tables (Intel VT-d specification ch. 3, AMD IOMMU specification 2.2.3); 2 MiB or 1 GiB only where the IOMMU supports superpages and the hypervisor maps guest memory with them",
+    ),
+    int(Host, "cpu_cores", false, 1.0, 4096.0, "CPU cores available for I/O submission and completion").or(
+        N(4.0),
+        "four cores: the fewest of a current x86 desktop or server CPU; a part states its CPU's cores",
+    ),
+    num(
+        Host,
+        "cpu_per_io_us",
+        false,
+        0.0,
+        10000.0,
+        "CPU time of one I/O on one core: system call, block layer, driver submission, completion interrupt [us]",
+    )
+    .or(
+        N(1.64),
+        "Linux libaio 4 KiB random reads at QD128 on one core: 608K IOPS (J. Axboe, 'Efficient IO with io_uring', kernel.dk/io_uring.pdf, 2019), 1/608K = 1.64 us per I/O",
+    ),
     // Chipsets and PCIe switches: a shared uplink.
     link(Switch, "uplink", true, false, "uplink generation: pcie1..pcie5, dmi1..dmi4"),
     int_of(Switch, "lanes", true, PCIE_WIDTHS, "uplink lanes"),
@@ -756,7 +784,7 @@ fn part_position(text: &str, i: usize, figure: Option<&str>) -> String {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PartFile {
     #[serde(default)]
@@ -775,6 +803,19 @@ const BUILTIN: &[(&str, &str)] = &[
 
 /// Figures fitted to published measurements, loaded over the parts above.
 const FITS: (&str, &str) = ("fits.toml", include_str!("../catalog/fits.toml"));
+
+/// One figure of the built-in `fits.toml` ([`Catalog::builtin_fits`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitEntry {
+    /// The part's id.
+    pub part: String,
+    pub kind: Kind,
+    /// The figure's name.
+    pub figure: String,
+    /// Its value, source (naming the published sources it was trained on, "source 002") and
+    /// basis.
+    pub fig: Figure,
+}
 
 /// The parts iopath knows.
 #[derive(Debug, Clone, Default)]
@@ -796,6 +837,57 @@ impl Catalog {
             c
         })
         .clone()
+    }
+
+    /// The figures of the built-in `fits.toml`, in file order: the figures derived from
+    /// published measurements, each with its part and the source string naming the fit.
+    pub fn builtin_fits() -> Vec<FitEntry> {
+        let pf: PartFile = toml::from_str(FITS.1).unwrap_or_else(|e| panic!("built-in fits are broken: {e}"));
+        pf.part
+            .into_iter()
+            .flat_map(|p| {
+                let (id, kind) = (p.id, p.kind);
+                p.figures.into_iter().map(move |(figure, fig)| FitEntry { part: id.clone(), kind, figure, fig })
+            })
+            .collect()
+    }
+
+    /// The built-in catalog with only those `fits.toml` figures that `keep` accepts (as
+    /// they are, or changed: `keep` may rewrite an entry, e.g. with a refitted value). A
+    /// figure left out takes the value its part's own catalog file states, or, where that
+    /// file does not state it, the figure's declared default. For leave-one-source-out
+    /// predictions (`tests/fidelity.rs`): the catalog as if some fits had never been made.
+    pub fn builtin_with_fits(mut keep: impl FnMut(&mut FitEntry) -> bool) -> Catalog {
+        let mut c = Catalog::from_files(BUILTIN.iter().map(|(f, t)| (f.to_string(), t.to_string())))
+            .unwrap_or_else(|e| panic!("built-in catalog is broken: {e}"));
+        let mut parts: Vec<Part> = Vec::new();
+        for mut e in Catalog::builtin_fits() {
+            if !keep(&mut e) {
+                continue;
+            }
+            let base = c.get(&e.part).filter(|p| p.kind == e.kind);
+            let name = base.map_or_else(|| e.part.clone(), |p| p.name.clone());
+            let i = match parts.iter().position(|p| p.id == e.part) {
+                Some(i) => i,
+                None => {
+                    let p = Part {
+                        id: e.part.clone(),
+                        kind: e.kind,
+                        name,
+                        aliases: Vec::new(),
+                        pci_ids: Vec::new(),
+                        notes: String::new(),
+                        figures: BTreeMap::new(),
+                    };
+                    parts.push(p);
+                    parts.len() - 1
+                }
+            };
+            parts[i].figures.insert(e.figure, e.fig);
+        }
+        let text = toml::to_string(&PartFile { part: parts }).unwrap_or_else(|e| panic!("fits do not serialize: {e}"));
+        c.overlay(FITS.0, &text).unwrap_or_else(|e| panic!("filtered fits are invalid: {e}"));
+        c
     }
 
     /// Parses and validates a set of part files.
@@ -968,6 +1060,21 @@ pub fn did_you_mean(s: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_catalog_without_a_fit_takes_the_parts_own_value() {
+        // asm1062's read efficiency is fitted (fits.toml); controllers.toml states its own.
+        let fitted = Catalog::builtin().get("asm1062").unwrap().figures["dma_read_efficiency"].clone();
+        assert_eq!(fitted.basis, "fit");
+        let all = Catalog::builtin_with_fits(|_| true);
+        assert_eq!(all.get("asm1062").unwrap().figures["dma_read_efficiency"], fitted);
+        let without = Catalog::builtin_with_fits(|e| !(e.part == "asm1062" && e.figure == "dma_read_efficiency"));
+        let own = &without.get("asm1062").unwrap().figures.get("dma_read_efficiency");
+        assert_ne!(own.map(|f| &f.basis), Some(&"fit".to_string()), "{own:?}");
+        // The other fitted figure of the part stays.
+        assert_eq!(without.get("asm1062").unwrap().figures["dma_write_efficiency"].basis, "fit");
+        assert!(Catalog::builtin_fits().iter().any(|e| e.part == "asm1062" && e.figure == "dma_write_efficiency"));
+    }
 
     #[test]
     fn builtin_catalog_loads_and_every_figure_has_a_source() {

@@ -63,7 +63,14 @@ pub struct HostFigures {
     /// Round trip of a device's memory read at the root port [us].
     pub dma_read_latency_us: f64,
     pub io_overhead_us: f64,
-    pub iommu_read_stall_us: f64,
+    /// One IOMMU translation miss (0: devices are not passed through to a VM) [us].
+    pub iommu_walk_us: f64,
+    /// The IOMMU's mapping size of guest memory: one miss per page of DMA data [bytes].
+    pub iommu_page_bytes: f64,
+    /// Cores available for I/O.
+    pub cpu_cores: f64,
+    /// CPU time of one I/O on one core, submission and completion [us].
+    pub cpu_per_io_us: f64,
 }
 
 /// A chipset or PCIe switch: a shared uplink.
@@ -329,7 +336,10 @@ pub fn resolve(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<Resolve
             root_gen: r.generation("root_gen"),
             dma_read_latency_us: r.num("dma_read_latency_us"),
             io_overhead_us: r.num("io_overhead_us"),
-            iommu_read_stall_us: r.num("iommu_read_stall_us"),
+            iommu_walk_us: r.num("iommu_walk_us"),
+            iommu_page_bytes: r.num("iommu_page_bytes"),
+            cpu_cores: r.num("cpu_cores"),
+            cpu_per_io_us: r.num("cpu_per_io_us"),
         }),
         Kind::Switch => PartSpec::Switch(SwitchFigures {
             uplink: r.word("uplink"),

@@ -33,6 +33,9 @@ use crate::parts::{ExpanderFigures, Interface, PartSpec, PmSupport};
 use crate::topology::{NodeIx, Topology};
 use serde::Serialize;
 
+mod host;
+pub use host::{cpu_s_per_byte, iommu_read_stall_s_per_byte, iommu_walk_s_per_byte};
+
 /// Direction of data for a traffic class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Dir {
@@ -89,6 +92,8 @@ pub struct ResourceGraph {
     /// the seconds per write byte it costs ([`crate::readreq`]).
     rdreq_res: Vec<Option<(usize, f64)>>,
     rates: Vec<Option<LinkRates>>,
+    /// The host's CPU and IOMMU resources (`paths/host.rs`).
+    host: host::HostResources,
 }
 
 /// Per-class fixed latencies, outside any shared resource [us].
@@ -99,9 +104,6 @@ pub struct Latencies {
     /// Controller command processing, switch and expander hops, both ways.
     pub fabric_us: f64,
 }
-
-/// The IOMMU's page: a VM passthrough stall is paid once per page of read data.
-pub const IOMMU_PAGE_BYTES: f64 = 4096.0;
 
 /// Largest data FIS payload: a write crosses STP in chunks of at most this size.
 pub const FIS_BYTES: f64 = 8192.0;
@@ -117,6 +119,7 @@ impl ResourceGraph {
             stp_res: vec![None; n],
             rdreq_res: vec![None; n],
             rates: vec![None; n],
+            host: Default::default(),
         };
         for (ix, node) in t.nodes.iter().enumerate() {
             if node.parent.is_none() {
@@ -158,6 +161,7 @@ impl ResourceGraph {
             }
         }
         g.push_request_paths(t);
+        g.host = host::HostResources::push(&mut g, t);
         g
     }
 
@@ -232,11 +236,9 @@ impl ResourceGraph {
                 if random {
                     c = c.max(1.0 / (iops * bs));
                 }
-                // A controller passed through to a VM writes read data into guest memory through
+                // A device passed through to a VM writes read data into guest memory through
                 // the IOMMU; the SSD's read stream stalls for every page it translates.
-                if dir == Dir::Read {
-                    c += t.host_figures().iommu_read_stall_us * 1e-6 / IOMMU_PAGE_BYTES;
-                }
+                c += iommu_read_stall_s_per_byte(t.host_figures(), dir);
                 Some(c)
             };
             if let Some(c) = cost {
@@ -348,6 +350,7 @@ impl ResourceGraph {
                 out.push(Cost { resource: c, s_per_byte: 1.0 / (ctrl.max_iops * bs) });
             }
         }
+        out.extend(self.host.costs(t, bs));
         out
     }
 

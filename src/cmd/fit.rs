@@ -115,6 +115,19 @@ pub fn load_points(
     Ok((points, names))
 }
 
+/// The CPU time per I/O of the measured runs among `files`.
+fn cpu_cost(files: &[PathBuf]) -> CliResult<calibrate::CpuCost> {
+    let mut read = Vec::new();
+    for f in files {
+        let name = f.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| f.display().to_string());
+        read.push((name, calibrate::read(f).map_err(input)?));
+    }
+    calibrate::cpu_per_io(&read).map_err(|e| match &e {
+        CalibrateError::Free { .. } => CliError::reworded(&e, format!("--free host.{e}")),
+        _ => input(e),
+    })
+}
+
 pub fn check_runtime(s: f64) -> CliResult<()> {
     if s.is_finite() && s > 0.0 && s <= 3600.0 {
         Ok(())
@@ -136,7 +149,13 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
         .map(|s| s.parse::<FreeSpec>().map_err(|m| CliError::usage(anyhow::anyhow!("--free {m}"))))
         .collect::<CliResult<Vec<_>>>()?;
     let frees = calibrate::resolve_free(&topo, &specs).map_err(input)?;
+    // The host's CPU time per I/O is fitted from the runs' measured CPU time, not simulated.
+    let (cpu, frees): (Vec<_>, Vec<_>) = frees.into_iter().partition(calibrate::is_cpu_cost);
     let (points, names) = load_points(&m.measurements, &m.map, &topo)?;
+    let cpu = match cpu.first() {
+        Some(f) => Some((f.clone(), cpu_cost(&m.measurements)?)),
+        None => None,
+    };
     let base = iopath_model::Topology::load(&m.topology, cat).map_err(|e| CliError::usage(anyhow::anyhow!("{e}")))?;
     let show = show_progress(a.quiet);
     if !a.quiet {
@@ -186,7 +205,11 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
             );
         }
     };
-    let r = calibrate::fit(&topo, &frees, &points, &opts, &progress);
+    let r = if frees.is_empty() && cpu.is_some() {
+        Ok(calibrate::direct_result())
+    } else {
+        calibrate::fit(&topo, &frees, &points, &opts, &progress)
+    };
     if show {
         eprintln!();
     }
@@ -196,7 +219,10 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
         eprintln!("error: interrupted: the fit stopped before it converged; no part file was written");
         return Ok(super::exit::INTERRUPTED);
     }
-    let r = r.map_err(input)?;
+    let mut r = r.map_err(input)?;
+    if let Some((f, c)) = &cpu {
+        r.params.push(calibrate::cpu_param(f, c));
+    }
     if let Some(out) = &a.out {
         super::output::write_file("--out", out, calibrate::part_file(&r, &names).as_bytes())?;
         if !a.quiet {

@@ -54,7 +54,9 @@ impl Sim {
             let mut class = [0u32; 2];
             for (k, dir) in [Dir::Read, Dir::Write].into_iter().enumerate() {
                 class[k] = classes.len() as u32;
-                let mut cl = Class::new(graph.class_costs(t, d, dir, w.bs.get(), random, false));
+                let mut costs = graph.class_costs(t, d, dir, w.bs.get(), random, false);
+                costs.extend(graph.job_cpu_cost(t, d, w.bs.get(), w.numjobs));
+                let mut cl = Class::new(costs);
                 if let (Some(p), Some(sw)) = (pm, graph.fbs_switch_cost(t, d, w.bs.get())) {
                     cl.pm_switch = fbs_switch_of(&cl.costs, p, sw);
                     pms[p as usize].fbs_classes.push((class[k], drives.len() as u32));

@@ -241,6 +241,9 @@ pub struct FittedParam {
     pub value: f64,
     /// Standard error (delta method); `None` with no more points than free figures.
     pub std_err: Option<f64>,
+    /// How it was fitted, when not by simulating the points (the host's CPU time per I/O).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -558,6 +561,7 @@ pub fn fit(
                 start: f.start,
                 value,
                 std_err,
+                source: None,
             }
         })
         .collect();
@@ -628,16 +632,18 @@ pub fn part_file(r: &FitResult, files: &[String]) -> String {
         body += &format!("[[part]]\nid = {}\nkind = {}\nname = {}\n", q(&id), q(kind.as_str()), q(&name));
         for p in r.params.iter().filter(|p| p.part == id) {
             let se = p.std_err.map(|s| format!(", standard error {}", tidy_text(s))).unwrap_or_default();
-            let source = format!(
-                "iopath fit: {}, {} points, RMS log error {:.4} -> {:.4} (MAPE {:.1}% -> {:.1}%), via node {}{se}",
-                files.join(", "),
-                r.points.len(),
-                r.before.rms_log,
-                r.after.rms_log,
-                r.before.mape_pct,
-                r.after.mape_pct,
-                p.node
-            );
+            let source = p.source.clone().unwrap_or_else(|| {
+                format!(
+                    "iopath fit: {}, {} points, RMS log error {:.4} -> {:.4} (MAPE {:.1}% -> {:.1}%), via node {}{se}",
+                    files.join(", "),
+                    r.points.len(),
+                    r.before.rms_log,
+                    r.after.rms_log,
+                    r.before.mape_pct,
+                    r.after.mape_pct,
+                    p.node
+                )
+            });
             body += &format!(
                 "figures.{} = {{ value = {}, source = {}, basis = \"fit\" }}\n",
                 p.param,

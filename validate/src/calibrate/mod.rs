@@ -3,6 +3,8 @@
 //! - [`measurements`]: measured reports and ramps from `iopath measure`, fio JSON output and
 //!   CSV tables of published points, each read into [`Point`]s (workload, observed value,
 //!   metric, optionally one drive);
+//! - [`host_cost`]: the host's CPU time per I/O from measured runs' CPU time (CPU seconds
+//!   over I/Os), fitted directly, not by simulation;
 //! - [`fit`]: Levenberg-Marquardt least squares (the `levenberg-marquardt` crate on nalgebra)
 //!   over chosen free figures, each point predicted by simulating the workload it was
 //!   measured with; residuals in log space; bounds kept by optimising a transformed
@@ -14,12 +16,14 @@
 //! [`CalibrateError`] naming the file, line and column or the figure, never a panic.
 
 pub mod fit;
+pub mod host_cost;
 pub mod measurements;
 
 pub use fit::{
     ErrorStats, FitOptions, FitProgress, FitResult, FittedParam, Free, FreeSpec, PointResult, fit, part_file,
     predict_reports, resolve_free,
 };
+pub use host_cost::{CpuCost, cpu_param, cpu_per_io, direct_result, is_cpu_cost};
 pub use measurements::{
     LoadOptions, Measured, Metric, Point, Series, Table, load, overlay, parse, parse_map, points, read, recognise,
 };
