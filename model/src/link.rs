@@ -78,8 +78,10 @@ impl Training {
             by.push(format!("the link written ({w:?})"));
         }
         let dev = format!("{} {}", self.kind, d.short_name());
-        if by.is_empty() {
-            format!("{dev}, its own link (port {} {})", self.port_id, p.short_name())
+        if by.is_empty() && d.short_name() == p.short_name() {
+            format!("{} and its port {} both {}", self.kind, self.port_id, d.short_name())
+        } else if by.is_empty() {
+            format!("{dev} is the slower end, its port {} {}", self.port_id, p.short_name())
         } else {
             format!("{dev}, trained to {}", by.join(" and "))
         }
