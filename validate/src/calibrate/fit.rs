@@ -246,6 +246,26 @@ pub struct FittedParam {
     pub source: Option<String>,
 }
 
+impl FittedParam {
+    /// The result for the free figure `f`: its identity and bounds, with what the fit found.
+    pub fn of(f: &Free, value: f64, std_err: Option<f64>, source: Option<String>) -> FittedParam {
+        FittedParam {
+            node: f.node.clone(),
+            param: f.param.clone(),
+            part: f.part.clone(),
+            part_name: f.part_name.clone(),
+            kind: f.kind,
+            nodes: f.nodes.clone(),
+            lo: f.lo,
+            hi: f.hi,
+            start: f.start,
+            value,
+            std_err,
+            source,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PointResult {
     pub label: String,
@@ -549,20 +569,7 @@ pub fn fit(
                     f.hi
                 ));
             }
-            FittedParam {
-                node: f.node.clone(),
-                param: f.param.clone(),
-                part: f.part.clone(),
-                part_name: f.part_name.clone(),
-                kind: f.kind,
-                nodes: f.nodes.clone(),
-                lo: f.lo,
-                hi: f.hi,
-                start: f.start,
-                value,
-                std_err,
-                source: None,
-            }
+            FittedParam::of(f, value, std_err, None)
         })
         .collect();
     let termination = if matches!(report.termination, levenberg_marquardt::TerminationReason::User(_)) {

@@ -91,20 +91,7 @@ pub fn cpu_per_io(files: &[(String, Measured)]) -> Result<CpuCost, CalibrateErro
 
 /// The fitted figure, for the result and the part file.
 pub fn cpu_param(f: &Free, c: &CpuCost) -> FittedParam {
-    FittedParam {
-        node: f.node.clone(),
-        param: f.param.clone(),
-        part: f.part.clone(),
-        part_name: f.part_name.clone(),
-        kind: f.kind,
-        nodes: f.nodes.clone(),
-        lo: f.lo,
-        hi: f.hi,
-        start: f.start,
-        value: c.per_io_us.clamp(f.lo, f.hi),
-        std_err: None,
-        source: Some(c.source()),
-    }
+    FittedParam::of(f, c.per_io_us.clamp(f.lo, f.hi), None, Some(c.source()))
 }
 
 /// A fit result with no simulated figures (only figures fitted directly, added after).
