@@ -17,7 +17,6 @@
 //! bottleneck when it binds. The requester of a drive's writes is the drive itself (NVMe) or
 //! the first controller on its path (SATA, SAS: the controller's DMA engine reads the data).
 
-use crate::catalog::Kind;
 use crate::link::{Family, LinkRates};
 use crate::parts::{Interface, PartSpec};
 use crate::topology::{NodeIx, Topology};
@@ -71,9 +70,7 @@ pub fn request_rate(t: &Topology, ix: NodeIx, rates: &[Option<LinkRates>]) -> Op
 /// reads cross at least one PCIe link (a controller on an internal path inside a chipset
 /// still reads across the chipset's uplink).
 pub fn has_request_path(t: &Topology, ix: NodeIx) -> bool {
-    requester(t, ix).is_some()
-        && t.path_to_host(ix).iter().any(|&p| t.nodes[p].link.family == Family::Pcie)
-        && t.nodes[ix].kind != Kind::Host
+    requester(t, ix).is_some() && t.path_to_host(ix).iter().any(|&p| t.nodes[p].link.family == Family::Pcie)
 }
 
 #[cfg(test)]

@@ -63,16 +63,14 @@ impl HostResources {
             let nominal = h.iommu_page_bytes / (h.iommu_walk_us * 1e-6) / 1e6;
             g.push("host.iommu".to_string(), host, Side::Internal, "iommu", nominal)
         });
-        let max_bytes_per_s = t
-            .drives
-            .iter()
-            .map(|&d| g.rates[d].map_or(f64::INFINITY, |r| r.raw_bytes_per_s * if r.half_duplex { 1.0 } else { 2.0 }))
-            .sum();
+        // Each drive's link at its raw rate, both directions where full duplex.
+        let most =
+            |d: usize| g.rates[d].map_or(f64::INFINITY, |r| r.raw_bytes_per_s * if r.half_duplex { 1.0 } else { 2.0 });
+        let most: Vec<(usize, f64)> = t.drives.iter().map(|&d| (d, most(d))).collect();
+        let max_bytes_per_s = most.iter().map(|&(_, m)| m).sum();
         let mut jobs = vec![None; t.nodes.len()];
         if h.cpu_per_io_us > 0.0 {
-            for &d in &t.drives {
-                let most =
-                    g.rates[d].map_or(f64::INFINITY, |r| r.raw_bytes_per_s * if r.half_duplex { 1.0 } else { 2.0 });
+            for (d, most) in most {
                 let id = format!("host.cpu.{}", t.nodes[d].id);
                 jobs[d] = Some((g.push(id, host, Side::Internal, "cpu", f64::NAN), most));
             }
