@@ -28,7 +28,7 @@ use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 
 /// One kind of CPU work per byte of data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kernel {
     /// ZFS's default checksum: four 64-bit running sums over 32-bit words.
