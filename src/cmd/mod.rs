@@ -10,6 +10,7 @@ pub mod exit;
 pub mod fit;
 pub mod measure;
 pub mod output;
+pub mod pools;
 pub mod report;
 pub mod schema;
 pub mod simulate;
@@ -294,6 +295,9 @@ pub fn whole_number(name: &str, v: &Option<String>) -> CliResult<Option<u32>> {
 /// [`bind`](iopath_model::bind) as `check` and `measure`; a problem is reported against the
 /// option that named them (`--copy D:X: no drive has id "X"`).
 pub fn check_targets(topo: &Topology, spec: &WorkloadSpec, w: &iopath_model::Workload) -> CliResult<()> {
+    if let Err(e) = iopath_model::bind::bind_pool(topo, w) {
+        return Err(CliError::usage(anyhow::anyhow!("--pool {}: {e}", w.pool.as_deref().unwrap_or_default())));
+    }
     let ids: Vec<&str> = topo.drives.iter().map(|&d| topo.nodes[d].id.as_str()).collect();
     match iopath_model::bind::bind_workload(&ids, w) {
         Ok(_) => Ok(()),
