@@ -87,12 +87,12 @@ fn raid5_full_stripe_writes_read_nothing_and_partial_ones_choose_the_fewer_reads
     // 4 members, 512 KiB chunks: a row holds 3 x 512 KiB of data. Row 0: P on member
     // 4 - 1 - 0 = 3 (drive 4), data i on (3 + 1 + i) % 4 = i (drives 1, 2, 3).
     let p = pool(Layout::Raid5, 4, 1 << 40);
-    let full = p.map_io(LogicalIo::new(true, 0, 3 * 512 << 10), &[]);
+    let full = p.map_io(LogicalIo::new(true, 0, (3 * 512) << 10), &[]);
     assert_eq!(full.phases.len(), 1, "no read phase");
     // 1.5 MiB of data x 4 / 3 = 2 MiB: 512 KiB on every member.
     assert_eq!(ios(&full.phases[0]), [(1, 0, 512 << 10), (2, 0, 512 << 10), (3, 0, 512 << 10), (4, 0, 512 << 10)]);
     // Row 1: P on member 2 (drive 3), data on members 3, 0, 1 (drives 4, 1, 2).
-    let row1 = p.map_io(LogicalIo::new(false, 3 * 512 << 10, 4096), &[]);
+    let row1 = p.map_io(LogicalIo::new(false, (3 * 512) << 10, 4096), &[]);
     assert_eq!(ios(&row1.phases[0]), [(4, 512 << 10, 4096)]);
     // A 4 KiB write on 4 members: RMW reads old data + P = 2 pages, RCW the other 2 data
     // pages: a tie, so RCW (drives 2 and 3), then data + P are written.
@@ -124,7 +124,7 @@ fn mirror_reads_one_side_with_the_other_as_alternative_and_writes_both() {
     // RAID 10 near-2 over 4: chunk 0 on members 0 and 1, chunk 1 on 2 and 3, chunk 2 on 0
     // and 1 one chunk down.
     let p = pool(Layout::Raid10, 4, 1 << 40);
-    let w = p.map_io(LogicalIo::new(true, 2 * 512 << 10, 4096), &[]);
+    let w = p.map_io(LogicalIo::new(true, (2 * 512) << 10, 4096), &[]);
     assert_eq!(ios(&w.phases[0]), [(1, 512 << 10, 4096), (2, 512 << 10, 4096)]);
 }
 
@@ -176,7 +176,7 @@ fn a_degraded_raid6_read_reads_the_rest_of_the_row() {
         [(1, 0, 64 << 10), (3, 0, 64 << 10), (4, 0, 64 << 10), (5, 0, 64 << 10), (6, 0, 64 << 10)]
     );
     // Reconstruction over the row's 4 data units at those offsets.
-    assert_eq!(f.cpu_bytes(crate::cpu::Kernel::RaidPq), 4 * 64 << 10);
+    assert_eq!(f.cpu_bytes(crate::cpu::Kernel::RaidPq), (4 * 64) << 10);
     // A healthy member's data is read from it alone.
     let f = p.map_io(LogicalIo::new(false, 512 << 10, 64 << 10), &[2]);
     assert_eq!(ios(&f.phases[0]), [(3, 0, 64 << 10)]);
