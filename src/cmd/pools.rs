@@ -141,17 +141,13 @@ pub fn pools_section(pools: &[PoolJson], bs: u64) -> String {
             if p.vdevs.len() > 1 { "vdevs " } else { "" },
             members.join(" | ")
         );
-        let _ = writeln!(
-            s,
-            "    usable {}{}; {}",
-            tb(p.usable_bytes),
-            if p.lost_bytes > 0 {
-                format!(" ({} of larger members unused: capacity follows the smallest member)", tb(p.lost_bytes))
-            } else {
-                String::new()
-            },
-            opts.join(", ")
-        );
+        let lost = if p.lost_bytes > 0 {
+            format!(" ({} of larger members unused: capacity follows the smallest member)", tb(p.lost_bytes))
+        } else {
+            String::new()
+        };
+        let opts = if opts.is_empty() { String::new() } else { format!("; {}", opts.join(", ")) };
+        let _ = writeln!(s, "    usable {}{lost}{opts}", tb(p.usable_bytes));
         let bsz = iopath_model::units::Bytes::new(bs);
         bound_line(&mut s, &format!("read bs={bsz}"), &p.bound[0]);
         bound_line(&mut s, &format!("write bs={bsz}"), &p.bound[1]);

@@ -57,9 +57,20 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, f: &Fanout, logical: u64) {
+    /// `spread`: a read with alternatives is shared evenly by its sides (the simulator sends
+    /// each to the shorter queue, which balances them when several I/Os are in flight).
+    fn add(&mut self, f: &Fanout, logical: u64, spread: bool) {
         self.logical += logical;
         for m in f.phases.iter().flatten() {
+            if spread && !m.alternatives.is_empty() {
+                let k = 1 + m.alternatives.len() as u64;
+                for &d in std::iter::once(&m.drive).chain(&m.alternatives) {
+                    let e = self.io.entry((d, m.write)).or_default();
+                    e.0 += m.len / k;
+                    e.1 += 1;
+                }
+                continue;
+            }
             let e = self.io.entry((m.drive, m.write)).or_default();
             e.0 += m.len;
             e.1 += 1;
@@ -132,13 +143,18 @@ pub fn demand(pool: &Pool, w: &Workload, failed: &[NodeIx]) -> Demand {
         }
         let mut t = Tally::default();
         let jobs = w.numjobs.max(1);
+        // md raid1/raid10 `read_balance` keeps a sequential stream on the disk whose head is
+        // there: one sequential job reads one side. Otherwise, with more than one I/O in
+        // flight, the sides share the reads.
+        let md_stream = pool.layout.family() == super::Family::Md && !w.rw.is_random() && jobs == 1;
+        let spread = !md_stream && u64::from(jobs) * u64::from(w.iodepth) > 1;
         if w.rw.is_random() {
             let mut s = w.seed ^ 0x706f_6f6c;
             let slots = span / bs;
             for i in 0..2048u64 {
                 let o = (splitmix(&mut s) % slots) * bs;
                 let io = LogicalIo { write, offset: o, len: bs, job: (i % u64::from(jobs)) as u32, stream: false };
-                t.add(&pool.map_io(io, failed), bs);
+                t.add(&pool.map_io(io, failed), bs, spread);
             }
         } else {
             let want = (4 * period(pool)).max(64 * bs).min(span);
@@ -146,7 +162,7 @@ pub fn demand(pool: &Pool, w: &Workload, failed: &[NodeIx]) -> Demand {
             for i in 0..count {
                 let o = (i * bs) % span;
                 let io = LogicalIo { write, offset: o, len: bs, job: (i % u64::from(jobs)) as u32, stream: true };
-                t.add(&pool.map_io(io, failed), bs);
+                t.add(&pool.map_io(io, failed), bs, spread);
             }
         }
         t.into_demand(share, &mut out);
@@ -167,7 +183,7 @@ fn maintenance_demand(m: &Maintenance, out: &mut Demand) {
     for r in 0..runs {
         let start = r * (m.steps / runs);
         for i in start..(start + run_len).min(m.steps) {
-            t.add(&m.step(i), 0);
+            t.add(&m.step(i), 0, false);
             n += 1;
         }
     }
