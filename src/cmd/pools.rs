@@ -129,7 +129,7 @@ pub fn pools_section(pools: &[PoolJson], bs: u64) -> String {
     if pools.is_empty() {
         return s;
     }
-    let _ = writeln!(s, "\npools (bound: one job asking for all it can do; CPU and network costs not yet included)");
+    let _ = writeln!(s, "\npools (bound: one job asking for all it can do, member traffic and CPU work included)");
     for p in pools {
         let members: Vec<String> = p.vdevs.iter().map(|v| v.join(", ")).collect();
         let opts: Vec<String> = p.options.iter().map(|(k, v)| format!("{k} {v}")).collect();

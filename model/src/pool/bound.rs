@@ -205,9 +205,12 @@ pub fn pool_costs(t: &Topology, g: &ResourceGraph, d: &Demand, random: bool) -> 
             add(c, m.bytes_per_logical);
         }
     }
-    // CPU work (checksums, parity, compression, encryption): `cpu_work_cost` of the CPU
-    // part goes here once it lands (d.cpu holds the bytes per logical byte per kernel).
-    // Network: `net::client_costs` for a workload naming a client (the NET part).
+    // CPU work (checksums, parity, compression, encryption) on the host's CPU resource.
+    for &(k, per_logical) in &d.cpu {
+        if let Some(c) = g.cpu_work_cost(t, k, per_logical) {
+            add(c, 1.0);
+        }
+    }
     v
 }
 
@@ -257,5 +260,50 @@ pub fn pool_bound(t: &Topology, g: &ResourceGraph, pool: &Pool, w: &Workload, fa
         binding_kind: row.binding_kind,
         task_bytes,
         task_s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Catalog;
+    use crate::units::Bytes;
+    use crate::workload::Rw;
+
+    fn topo() -> Topology {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/pools-9300-8i-exos.toml");
+        Topology::load(&p, &Catalog::builtin()).unwrap()
+    }
+
+    #[test]
+    fn cpu_work_enters_the_logical_class_per_logical_byte() {
+        let t = topo();
+        let g = ResourceGraph::new(&t);
+        let tank = t.pool("tank").unwrap();
+        let w = Workload { rw: Rw::Write, bs: Bytes::new(1 << 20), pool: Some("tank".into()), ..Default::default() };
+        let d = demand(tank, &w, &[]);
+        // A full-record write checksums each logical byte once (fletcher4) and computes P+Q
+        // over it once.
+        let per = |k: Kernel| d.cpu.iter().find(|(c, _)| *c == k).map(|(_, b)| *b);
+        assert_eq!(per(Kernel::Fletcher4), Some(1.0));
+        assert_eq!(per(Kernel::RaidPq), Some(1.0));
+        let costs = pool_costs(&t, &g, &d, false);
+        let want: f64 = [Kernel::Fletcher4, Kernel::RaidPq].iter().map(|&k| crate::cpu::kernel_s_per_byte(&t, k)).sum();
+        let cpu = g.cpu_work_cost(&t, Kernel::Fletcher4, 1.0).unwrap().resource;
+        let got = costs.iter().find(|c| c.resource == cpu).map(|c| c.s_per_byte).unwrap();
+        assert!((got - want).abs() <= 1e-9 * want, "{got} vs {want}");
+    }
+
+    #[test]
+    fn one_sequential_job_reads_one_side_of_an_md_mirror_and_two_share_them() {
+        let t = topo();
+        let boot = t.pool("boot").unwrap();
+        let one = Workload { rw: Rw::Read, iodepth: 8, pool: Some("boot".into()), ..Default::default() };
+        let d = demand(boot, &one, &[]);
+        assert_eq!(d.members.len(), 1, "{d:?}");
+        let two = Workload { numjobs: 2, ..one };
+        let d = demand(boot, &two, &[]);
+        let shares: Vec<f64> = d.members.iter().map(|m| m.bytes_per_logical).collect();
+        assert_eq!(shares, [0.5, 0.5]);
     }
 }
