@@ -1,4 +1,4 @@
-//! `check`'s pool section: each `[[pool]]` with its members, capacity and options, the
+//! `check`'s pool section (rows and text): each `[[pool]]` with its members, capacity and options, the
 //! closed-form bound of sequential reads and writes on it, and of every topology workload
 //! that names it (a scrub's or rebuild's time included).
 use iopath_model::Topology;
@@ -10,15 +10,20 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// One pool as `check` shows it (and `check --json` writes it).
 #[derive(Debug, Serialize)]
 pub struct PoolJson {
+    /// The pool's id.
     pub id: String,
+    /// Its layout's name (`raidz2`).
     pub layout: &'static str,
     /// Member drive ids per vdev.
     pub vdevs: Vec<Vec<String>>,
+    /// Bytes users can store.
     pub usable_bytes: u64,
     /// Raw bytes of members beyond the smallest of their vdev (unused by the layout).
     pub lost_bytes: u64,
+    /// The layout's options in effect (chunk, recordsize, checksum, ...).
     pub options: BTreeMap<&'static str, String>,
     /// Sequential read and write at check's block size, one job, all it can do.
     pub bound: Vec<PoolBound>,
