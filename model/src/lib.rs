@@ -8,6 +8,7 @@
 //! - [`catalog`]: the built-in parts, every figure with its source;
 //! - [`topology`]: topology files, loaded in two stages into a validated tree;
 //! - [`paths`]: the physics of a topology as shared resources and per-byte costs;
+//! - [`net`]: NICs, clients, Ethernet/IP/TCP framing and file-protocol costs;
 //! - [`readreq`]: the PCIe read-request path of disk writes (tags x MRRS over the round trip);
 //! - [`bound`]: the closed-form bottleneck estimate (weighted max-min water-filling);
 //! - [`workload`]: jobs in fio's vocabulary;
@@ -22,6 +23,7 @@ pub mod bound;
 pub mod catalog;
 pub mod link;
 mod load;
+pub mod net;
 pub mod parts;
 pub mod paths;
 pub mod readreq;

@@ -65,6 +65,9 @@ pub struct RawTopology {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, WorkloadSpec>")]
     pub workload: BTreeMap<String, RawWorkload>,
+    /// Network clients of the server's NICs (`model/src/net.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client: Vec<load::clients::RawClient>,
 }
 
 /// A `[workload.NAME]` table as written, every value with its position. Values are kept as
@@ -85,6 +88,7 @@ pub struct RawWorkload {
     pub copy: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     pub seed: Option<Spanned<toml::Value>>,
     pub size: Option<Spanned<toml::Value>>,
+    pub client: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
@@ -316,6 +320,9 @@ pub struct Topology {
     pub workloads: BTreeMap<String, WorkloadSpec>,
     /// Figures of every link generation in use, keyed `sata3`, `pcie3`, ...
     pub generations: BTreeMap<String, GenerationFigures>,
+    /// Network clients, in file order ([`crate::net`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<crate::net::Client>,
     #[serde(skip)]
     raw: RawTopology,
     #[serde(skip)]
@@ -473,6 +480,11 @@ impl Topology {
         v
     }
 
+    /// A client by id.
+    pub fn client(&self, id: &str) -> Option<&crate::net::Client> {
+        self.clients.iter().find(|c| c.id == id)
+    }
+
     pub fn generation(&self, link: &LinkSpec) -> Option<&GenerationFigures> {
         self.generations.get(&link.generation_key())
     }
@@ -509,6 +521,7 @@ impl Topology {
         load::attach::check(&mut sink, &mut d);
         let generations = load::links::derive(&mut sink, &cat, &mut d);
         load::diagnostics::no_drives(&mut sink, &d);
+        let clients = load::clients::check(&mut sink, &cat, &d, &raw);
         if !sink.out.is_empty() || !wsink.out.is_empty() {
             return Err(sink.into_error(wsink));
         }
@@ -526,6 +539,7 @@ impl Topology {
             drives,
             workloads,
             generations,
+            clients,
             raw,
             text: text.to_string(),
             catalog: cat,

@@ -130,6 +130,9 @@ pub struct Workload {
     pub seed: u64,
     /// File size for file targets in the hardware mode.
     pub size: Option<Bytes>,
+    /// The `[[client]]` whose requests drive the I/O over the network ([`crate::net`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 impl Default for Workload {
@@ -148,6 +151,7 @@ impl Default for Workload {
             copies: Vec::new(),
             seed: 1,
             size: None,
+            client: None,
         }
     }
 }
@@ -178,6 +182,9 @@ pub struct WorkloadSpec {
     pub seed: Option<u64>,
     /// File size for file targets (hardware mode): "1g".
     pub size: Option<String>,
+    /// A `[[client]]` id: the I/O is that client's requests over the network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 /// A workload field that failed to validate.
@@ -205,6 +212,7 @@ impl WorkloadSpec {
             copy: over.copy.clone().or_else(|| self.copy.clone()),
             seed: over.seed.or(self.seed),
             size: over.size.clone().or_else(|| self.size.clone()),
+            client: over.client.clone().or_else(|| self.client.clone()),
         }
     }
 
@@ -305,6 +313,9 @@ impl WorkloadSpec {
                 Ok(_) => e("size", "must be larger than 0".to_string()),
                 Err(err) => e("size", err.to_string()),
             }
+        }
+        if let Some(c) = &self.client {
+            if c.trim().is_empty() { e("client", "names no client".to_string()) } else { w.client = Some(c.clone()) }
         }
         if errs.is_empty() { Ok(w) } else { Err(errs) }
     }

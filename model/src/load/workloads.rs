@@ -53,6 +53,10 @@ pub(crate) fn workload_words(field: &str) -> (&'static str, &'static str) {
             "a file size in quotes (e.g. size = \"1g\")",
             "size is the file size for file targets in the hardware mode",
         ),
+        "client" => (
+            "a [[client]] id in quotes (e.g. client = \"laptop\")",
+            "client runs the workload as that client's requests over the network",
+        ),
         _ => ("a value", "`iopath schema` lists the workload keys"),
     }
 }
@@ -72,6 +76,7 @@ impl RawWorkload {
             "active" => &self.active,
             "seed" => &self.seed,
             "size" => &self.size,
+            "client" => &self.client,
             "drives" => return self.drives.as_ref().and_then(known),
             "copy" => return self.copy.as_ref().and_then(known),
             _ => return None,
@@ -205,6 +210,7 @@ pub(crate) fn check_workloads(
             runtime: text(sink, &w.runtime, "runtime"),
             ramp: text(sink, &w.ramp, "ramp"),
             size: text(sink, &w.size, "size"),
+            client: text(sink, &w.client, "client"),
             ..WorkloadSpec::default()
         };
         if let Some(i) = whole(sink, &w.iodepth, "iodepth") {
