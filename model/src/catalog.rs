@@ -528,6 +528,10 @@ pub const FIGURES: &[FigureSpec] = &[
         N(600.0),
         "600 MB/s: one smbd process on one core serving one SMB3 connection over 2 x 10 GbE moved 300-600 MB/s, limited by one core of client or server (L. A. Walsh, samba-technical, 29 Oct 2014, 'Status and demo of SMB3 Multi-Channel in Samba'); a CPU of 2014, a faster host part states its own",
     ),
+    num(Host, "smbd_read_mb_s", false, 1.0, 1e6, "rate at which smbd reads a request's data (page cache to its buffer) before it sends any of it [MB/s]").or(
+        N(2000.0),
+        "2,000 MB/s, a fit: tests/net_rig.rs, smbclient gets of 8 MiB requests one at a time through a 1 Gbit/s tbf on a 2-core host measured 112-115.5 MB/s against 119.5 MB/s of link, so each request waits 8 MiB x (1/113 - 1/119.5 MB/s) for its read: 1/(1/113 - 1/119.5) = 2.1 GB/s; the order of one core's copy out of the page cache",
+    ),
     // Drives.
     one_of(Drive, "class", true, &["ssd", "hdd", "nvme"], "ssd, hdd or nvme"),
     one_of(Drive, "interface", true, &["sata", "sas", "nvme"], "sata, sas or nvme"),

@@ -73,6 +73,8 @@ pub struct HostFigures {
     pub cpu_per_io_us: f64,
     /// Payload one smbd process moves for its client on its one core [MB/s] ([`crate::net`]).
     pub smbd_core_mb_s: f64,
+    /// Rate at which smbd reads a request's data before sending any of it [MB/s].
+    pub smbd_read_mb_s: f64,
 }
 
 /// A chipset or PCIe switch: a shared uplink.
@@ -359,6 +361,7 @@ pub fn resolve(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<Resolve
             cpu_cores: r.num("cpu_cores"),
             cpu_per_io_us: r.num("cpu_per_io_us"),
             smbd_core_mb_s: r.num("smbd_core_mb_s"),
+            smbd_read_mb_s: r.num("smbd_read_mb_s"),
         }),
         Kind::Switch => PartSpec::Switch(SwitchFigures {
             uplink: r.word("uplink"),
