@@ -423,6 +423,60 @@ pub fn client_bound(
     Some(ClientBound { total_mb_s: total / 1e6, binding, binding_kind })
 }
 
+/// What `check` says about one client: its chain and the closed form of reading and writing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClientSummary {
+    pub id: String,
+    pub protocol: Protocol,
+    pub link: String,
+    pub mtu: u32,
+    /// TCP payload per frame [bytes].
+    pub mss: u32,
+    pub nic: String,
+    pub nic_part: String,
+    pub port: u32,
+    pub request_bytes: u64,
+    pub outstanding: u32,
+    /// Per request: round trip and (SMB3) smbd's read of the request [us].
+    pub request_latency_us: f64,
+    /// The network alone (a source that never binds), then with every drive of the server.
+    pub read: ClientBound,
+    pub write: ClientBound,
+    pub read_all_drives: ClientBound,
+    pub write_all_drives: ClientBound,
+}
+
+/// One [`ClientSummary`] per client, for `bs`-byte I/O.
+pub fn client_summaries(t: &Topology, g: &ResourceGraph, bs: u64) -> Vec<ClientSummary> {
+    let b = |id: &str, drives: &[NodeIx], dir: Dir| {
+        client_bound(t, g, id, drives, dir, bs, false).unwrap_or(ClientBound {
+            total_mb_s: 0.0,
+            binding: "none".into(),
+            binding_kind: String::new(),
+        })
+    };
+    t.clients
+        .iter()
+        .map(|c| ClientSummary {
+            id: c.id.clone(),
+            protocol: c.protocol,
+            link: c.link_name.clone(),
+            mtu: c.mtu,
+            mss: c.mss() as u32,
+            nic: t.nodes[c.nic].id.clone(),
+            nic_part: t.nodes[c.nic].part.clone(),
+            port: c.port,
+            request_bytes: c.request_for(bs),
+            outstanding: c.outstanding,
+            request_latency_us: request_latency_us(t, &c.id, bs),
+            read: b(&c.id, &[], Dir::Read),
+            write: b(&c.id, &[], Dir::Write),
+            read_all_drives: b(&c.id, &t.drives, Dir::Read),
+            write_all_drives: b(&c.id, &t.drives, Dir::Write),
+        })
+        .collect()
+}
+
 fn merged(mut a: Vec<Cost>, b: &[Cost]) -> Vec<Cost> {
     for c in b {
         match a.iter_mut().find(|x| x.resource == c.resource) {
