@@ -4,14 +4,15 @@
 //! (`link = "tbf:RATE"`: the qdisc charges each packet its IP length plus the 14-byte
 //! Ethernet header, [`iopath_model::net`]). Root only; skips with a note where a tool is
 //! missing (a failure under CI, where `.ci/run` installs them). Every transfer is bounded in
-//! size (200 MiB files) and time (`timeout`), and the rig is torn down on every path.
+//! size (files of 200 MiB at most) and time (`timeout`), and the rig is torn down on every path.
 
 use iopath_model::net::{ClientLink, client_bound};
 use iopath_model::paths::{Dir, ResourceGraph};
 use iopath_model::{Catalog, Topology};
 use iopath_test_support::net::{NetRig, available};
-use iopath_test_support::{Rig, skip, which};
+use iopath_test_support::{Cgroup, Rig, skip, which};
 use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 /// The rig as a topology: the server's end of the veth as its NIC (no PCIe link, no line of
@@ -63,6 +64,13 @@ fn predicted_smb(rate: &str) -> (f64, String) {
     (b.total_mb_s, b.binding)
 }
 
+/// One rig at a time: two transfers at once would share the CPU and each other's rate.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn tools(list: &[&str]) -> bool {
     match available(list) {
         Ok(()) => true,
@@ -91,9 +99,12 @@ fn iperf3_case(net: u8, rate: &str) {
     if !tools(&["iperf3", "ss"]) {
         return;
     }
+    let _serial = one_at_a_time();
     let mut rig = NetRig::new(net, Some(rate)).expect("network rig");
     let ip = rig.server_ip.clone();
-    rig.spawn_server(&which("iperf3").unwrap(), &["-s", "-1", "-B", &ip], None).expect("iperf3 -s");
+    let mut server = Command::new(which("iperf3").unwrap());
+    server.args(["-s", "-1", "-B", &ip]);
+    rig.spawn_server(server).expect("iperf3 -s");
     rig.wait_listening(5201, Duration::from_secs(10)).expect("iperf3 listening");
     // -R: the server sends, as a client's read; 3 s, killed after 20.
     let out =
@@ -141,13 +152,26 @@ fn smbclient_mb_s(out: &str) -> f64 {
     num.trim().parse::<f64>().unwrap_or_else(|_| panic!("rate {num:?} in {out}")) * 1024.0 / 1e6
 }
 
-/// Serves a 200 MiB file from `source` (a directory) to smbclient over the rig: returns the
-/// measured rate. `prefix`: how to start smbd (e.g. inside a throttled cgroup).
-fn smb_get(rig: &mut NetRig, work: &Path, source: &Path, prefix: Option<std::process::Command>) -> f64 {
+/// Serves the file `big` of `source` (a directory) to smbclient over the rig: returns the
+/// measured rate. `cgroup`: start smbd inside it (its reads throttled there).
+fn smb_get(rig: &mut NetRig, work: &Path, source: &Path, cgroup: Option<&Cgroup>) -> f64 {
     let conf = smb_conf(work, source, &rig.server_ip.clone());
     let c = conf.display().to_string();
     let smbd = which("smbd").unwrap();
-    rig.spawn_server(&smbd, &["--foreground", "--no-process-group", "-s", &c], prefix).expect("smbd");
+    let args = ["--foreground", "--no-process-group", "-s", &c];
+    match cgroup {
+        // Into the cgroup first: inside the namespace /sys is the namespace's own.
+        Some(g) => {
+            let mut cmd = g.command(&which("ip").unwrap());
+            cmd.args(["netns", "exec", &rig.server_ns]).arg(&smbd).args(args);
+            rig.spawn(cmd).expect("smbd in the cgroup")
+        }
+        None => {
+            let mut cmd = Command::new(&smbd);
+            cmd.args(args);
+            rig.spawn_server(cmd).expect("smbd")
+        }
+    };
     rig.wait_listening(445, Duration::from_secs(20)).expect("smbd listening");
     let share = format!("//{}/share", rig.server_ip);
     let out = rig
@@ -160,6 +184,7 @@ fn smb_case(net: u8, rate: &str) {
     if !tools(&["smbd", "smbclient", "ss"]) {
         return;
     }
+    let _serial = one_at_a_time();
     let mut files = Rig::new("netsmb").expect("scratch");
     let share = files.dir.join("share");
     std::fs::create_dir_all(&share).unwrap();
@@ -184,6 +209,77 @@ fn smbclient_through_a_1gbit_tbf_matches_the_model() {
 #[test]
 fn smbclient_through_a_2500mbit_tbf_matches_the_model() {
     smb_case(4, "2500mbit");
+}
+
+/// The drive binds: the same get from an ext4 on a loop device whose reads are throttled
+/// to 50 MB/s (cgroup v1 blkio, smbd inside the cgroup), the file out of the page cache.
+/// The model: the client's window over a drive read at 50 MB/s; one 8 MiB request in
+/// flight waits for the drive's 8 MiB (168 ms), its send and the round trip.
+#[test]
+fn smbclient_from_a_throttled_drive_matches_the_model() {
+    if !tools(&["smbd", "smbclient", "ss", "dd"]) {
+        return;
+    }
+    if let Err(why) = iopath_test_support::available() {
+        skip(&why);
+        return;
+    }
+    let _serial = one_at_a_time();
+    const RATE: u64 = 50_000_000;
+    let mut files = Rig::new("netdrive").expect("scratch");
+    let outer = files.file(&files.dir.clone(), "disk.img", 192 << 20).expect("disk image");
+    let dev = files.loop_dev(&outer).expect("loop device");
+    let mnt = files.ext4(&dev).expect("ext4");
+    let share = mnt.join("share");
+    std::fs::create_dir_all(&share).unwrap();
+    let big = files.file(&share, "big", 100 << 20).expect("100 MiB file");
+    // Out of the page cache, so smbd's reads reach the throttled device.
+    let out = Command::new("dd").arg(format!("if={}", big.display())).args(["iflag=nocache", "count=0"]).output();
+    assert!(out.is_ok_and(|o| o.status.success()), "dd iflag=nocache");
+    let cg = files.cgroup().expect("blkio cgroup");
+    cg.read_bps(&dev, RATE).expect("read_bps");
+    let mut rig = NetRig::new(5, Some("1gbit")).expect("network rig");
+    let measured = smb_get(&mut rig, &files.dir.join("samba"), &share, Some(&cg));
+    drop(rig);
+    // The rig's drive as a part: its read rate is the throttle this test sets.
+    let text = format!(
+        r#"
+[host]
+part = "amd-am5"
+[[part]]
+id = "throttled-loop"
+kind = "drive"
+name = "loop device throttled by blkio"
+figures.class = {{ value = "nvme", source = "a loop device: no SATA link, modelled as a PCIe device", basis = "spec" }}
+figures.interface = {{ value = "nvme", source = "as class", basis = "spec" }}
+figures.interface_gen = {{ value = 3, source = "a link that never binds", basis = "spec" }}
+figures.capacity_gb = {{ value = 0.2, source = "the 192 MiB image", basis = "spec" }}
+figures.seq_read_mb_s = {{ value = {mb}, source = "blkio.throttle.read_bps_device this test sets", basis = "spec" }}
+figures.read_latency_us = {{ value = 0, source = "none modelled", basis = "spec" }}
+[[node]]
+id = "veth"
+part = "linux-veth"
+parent = "host"
+[[drive]]
+id = "loop"
+part = "throttled-loop"
+parent = "host"
+[[client]]
+id = "rig"
+nic = "veth"
+link = "tbf:1gbit"
+outstanding = 1
+"#,
+        mb = RATE / 1_000_000
+    );
+    let t = Topology::parse("net-rig-drive.toml", &text, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"));
+    let g = ResourceGraph::new(&t);
+    let b = client_bound(&t, &g, "rig", &[t.drives[0]], Dir::Read, 8 << 20, false).unwrap();
+    eprintln!(
+        "smbclient get from a 50 MB/s drive: measured {measured:.1} MB/s, predicted {:.1} MB/s ({})",
+        b.total_mb_s, b.binding
+    );
+    assert!((measured / b.total_mb_s - 1.0).abs() < 0.10, "measured {measured:.1}, predicted {:.1}", b.total_mb_s);
 }
 
 #[test]

@@ -10,7 +10,6 @@
 //! ```
 
 use std::io;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -85,21 +84,25 @@ impl NetRig {
         Ok(rig)
     }
 
-    /// Starts `program args` in the server namespace, killed when the rig is dropped.
-    /// `prefix`: a command to run it through (e.g. a cgroup's `sh -c` wrapper), or none.
-    pub fn spawn_server(&mut self, program: &Path, args: &[&str], prefix: Option<Command>) -> io::Result<u32> {
-        let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", &self.server_ns]);
-        if let Some(p) = prefix {
-            cmd.arg(p.get_program());
-            cmd.args(p.get_args());
-            for (k, v) in p.get_envs() {
-                if let Some(v) = v {
-                    cmd.env(k, v);
-                }
+    /// Starts `cmd` (its program, arguments and environment) in the server namespace, killed
+    /// when the rig is dropped; its PID.
+    pub fn spawn_server(&mut self, cmd: Command) -> io::Result<u32> {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.server_ns]).arg(cmd.get_program()).args(cmd.get_args());
+        for (k, v) in cmd.get_envs() {
+            if let Some(v) = v {
+                c.env(k, v);
             }
         }
-        cmd.arg(program).args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        self.spawn(c)
+    }
+
+    /// Starts `cmd` as it is, killed when the rig is dropped; its PID. For a wrapper that
+    /// must act before entering the namespace (`ip netns exec` mounts its own /sys, so a
+    /// cgroup is joined outside: `cgroup.command("ip")` with `netns exec NS program ...`);
+    /// wrappers that exec keep the PID.
+    pub fn spawn(&mut self, mut cmd: Command) -> io::Result<u32> {
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
         let child = cmd.spawn()?;
         let pid = child.id();
         self.children.push(child);
