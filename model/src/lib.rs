@@ -20,10 +20,12 @@
 pub mod bind;
 pub mod bound;
 pub mod catalog;
+pub mod cpu;
 pub mod link;
 mod load;
 pub mod parts;
 pub mod paths;
+pub mod pool;
 pub mod readreq;
 pub mod report;
 pub mod topology;

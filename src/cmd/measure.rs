@@ -286,6 +286,9 @@ fn interrupt_watch() -> Arc<AtomicBool> {
 }
 
 fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
+    if w.pool.is_some() {
+        return Err(usage("--pool names a [[pool]] of a topology: give the topology file".to_string()));
+    }
     if let Some(n) = &w.workload {
         return Err(usage(format!(
             "--workload {n}: named workloads live in a topology file; give the topology, or the options themselves"
@@ -316,6 +319,7 @@ fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
         copy: if w.copy.is_empty() { None } else { Some(w.copy.clone()) },
         seed: w.seed,
         size: None,
+        ..WorkloadSpec::default()
     })
 }
 

@@ -11,7 +11,9 @@
 //!    ([`crate::parts`]), every figure a part does not state from its declared default;
 //! 6. [`attach`]: what may attach to what, and ports;
 //! 7. [`links`]: every link derived or checked as written;
-//! 8. [`diagnostics`]: whole-file problems (nothing to model, no drives).
+//! 8. [`diagnostics`]: whole-file problems (nothing to model, no drives);
+//! 9. [`pools`]: the `[[pool]]` tables (members, layout, options) and the pool fields of
+//!    the workloads (pool ids, failed members the layout survives).
 
 pub(crate) mod attach;
 pub(crate) mod diagnostics;
@@ -20,6 +22,7 @@ pub(crate) mod nodes;
 pub(crate) mod params;
 pub(crate) mod part_file;
 pub(crate) mod parts;
+pub(crate) mod pools;
 pub(crate) mod tree;
 pub(crate) mod workloads;
 
