@@ -7,6 +7,7 @@
 //! - [`link`]: link generations (SATA, SAS, PCIe/DMI) and their payload arithmetic;
 //! - [`catalog`]: the built-in parts, every figure with its source;
 //! - [`topology`]: topology files, loaded in two stages into a validated tree;
+//! - [`cpu`]: the per-byte CPU cost of checksums, parity, encryption and compression;
 //! - [`paths`]: the physics of a topology as shared resources and per-byte costs;
 //! - [`readreq`]: the PCIe read-request path of disk writes (tags x MRRS over the round trip);
 //! - [`bound`]: the closed-form bottleneck estimate (weighted max-min water-filling);
