@@ -28,6 +28,8 @@ pub enum Kind {
     PortMultiplier,
     Expander,
     Drive,
+    /// A network interface controller on PCIe (`model/src/net.rs`).
+    Nic,
 }
 
 impl Kind {
@@ -40,6 +42,7 @@ impl Kind {
             Kind::PortMultiplier => "port_multiplier",
             Kind::Expander => "expander",
             Kind::Drive => "drive",
+            Kind::Nic => "nic",
         }
     }
 }
@@ -538,6 +541,17 @@ pub const FIGURES: &[FigureSpec] = &[
         true,
         "buffers a slower drive's connection so it crosses faster upstream lanes at their full rate; without it the connection holds each upstream lane at the drive's rate",
     ),
+    // Network interface controllers (`model/src/net.rs`): a PCIe function like a controller,
+    // with Ethernet ports that clients talk to.
+    link(Nic, "uplink", true, true, "host link generation: pcie1..pcie5, or internal (a virtual interface)"),
+    int_of(Nic, "lanes", true, PCIE_WIDTHS, "uplink lanes"),
+    int_of(Nic, "mps", false, PAYLOAD_SIZES, "Max Payload Size the NIC supports (DevCap) [bytes]").or(N(128.0), MPS_128),
+    int(Nic, "ports", true, 1.0, 16.0, "Ethernet ports"),
+    num(Nic, "port_gbps", true, 0.0, 1000.0, "fastest data rate of one port [Gb/s]; 0: no line of its own (a veth)"),
+    num(Host, "smbd_core_mb_s", false, 1.0, 1e6, "payload one smbd process moves on its one core for its client [MB/s]").or(
+        N(600.0),
+        "600 MB/s: one smbd process on one core serving one SMB3 connection over 2 x 10 GbE moved 300-600 MB/s, limited by one core of client or server (L. A. Walsh, samba-technical, 29 Oct 2014, 'Status and demo of SMB3 Multi-Channel in Samba'); a CPU of 2014, a faster host part states its own",
+    ),
     // Drives.
     one_of(Drive, "class", true, &["ssd", "hdd", "nvme"], "ssd, hdd or nvme"),
     one_of(Drive, "interface", true, &["sata", "sas", "nvme"], "sata, sas or nvme"),
@@ -823,6 +837,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("port_multipliers.toml", include_str!("../catalog/port_multipliers.toml")),
     ("expanders.toml", include_str!("../catalog/expanders.toml")),
     ("drives.toml", include_str!("../catalog/drives.toml")),
+    ("nics.toml", include_str!("../catalog/nics.toml")),
 ];
 
 /// Figures fitted to published measurements, loaded over the parts above.
