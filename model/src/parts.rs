@@ -75,6 +75,17 @@ pub struct HostFigures {
     pub smbd_core_mb_s: f64,
     /// Rate at which smbd reads a request's data before sending any of it [MB/s].
     pub smbd_read_mb_s: f64,
+    /// Per-core rates of the storage stack's CPU kernels ([`crate::cpu::Kernel`]) [MB/s].
+    pub cpu_fletcher4_mb_s: f64,
+    pub cpu_sha256_mb_s: f64,
+    pub cpu_blake3_mb_s: f64,
+    pub cpu_crc32c_mb_s: f64,
+    pub cpu_xor_mb_s: f64,
+    pub cpu_raid_pq_mb_s: f64,
+    pub cpu_raid_pqr_mb_s: f64,
+    pub cpu_aes_gcm_mb_s: f64,
+    pub cpu_lz4_mb_s: f64,
+    pub cpu_zstd_mb_s: f64,
 }
 
 /// A chipset or PCIe switch: a shared uplink.
@@ -362,6 +373,16 @@ pub fn resolve(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<Resolve
             cpu_per_io_us: r.num("cpu_per_io_us"),
             smbd_core_mb_s: r.num("smbd_core_mb_s"),
             smbd_read_mb_s: r.num("smbd_read_mb_s"),
+            cpu_fletcher4_mb_s: r.num("cpu_fletcher4_mb_s"),
+            cpu_sha256_mb_s: r.num("cpu_sha256_mb_s"),
+            cpu_blake3_mb_s: r.num("cpu_blake3_mb_s"),
+            cpu_crc32c_mb_s: r.num("cpu_crc32c_mb_s"),
+            cpu_xor_mb_s: r.num("cpu_xor_mb_s"),
+            cpu_raid_pq_mb_s: r.num("cpu_raid_pq_mb_s"),
+            cpu_raid_pqr_mb_s: r.num("cpu_raid_pqr_mb_s"),
+            cpu_aes_gcm_mb_s: r.num("cpu_aes_gcm_mb_s"),
+            cpu_lz4_mb_s: r.num("cpu_lz4_mb_s"),
+            cpu_zstd_mb_s: r.num("cpu_zstd_mb_s"),
         }),
         Kind::Switch => PartSpec::Switch(SwitchFigures {
             uplink: r.word("uplink"),

@@ -286,6 +286,9 @@ fn interrupt_watch() -> Arc<AtomicBool> {
 }
 
 fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
+    if w.pool.is_some() {
+        return Err(usage("--pool names a [[pool]] of a topology: give the topology file".to_string()));
+    }
     if let Some(c) = &w.client {
         return Err(usage(format!(
             "--client {c}: measure runs I/O on this machine's drives; a client's requests over the network are simulated (`iopath simulate --client`)"
@@ -323,6 +326,7 @@ fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
         size: None,
         // The hardware mode measures the drives of this machine; a client is the simulator's.
         client: None,
+        ..WorkloadSpec::default()
     })
 }
 

@@ -216,6 +216,18 @@ pub struct WorkloadArgs {
     /// Run the I/O as this [[client]]'s requests over the network (its NIC, link, protocol)
     #[arg(long, value_name = "ID", help_heading = "Workload")]
     pub client: Option<String>,
+    /// Run on a [[pool]] of the topology: offsets are the pool's logical bytes
+    #[arg(long, value_name = "ID", help_heading = "Pool")]
+    pub pool: Option<String>,
+    /// A failed member of the pool (repeatable): degraded I/O, or what --task rebuild rebuilds
+    #[arg(long, value_name = "DRIVE", help_heading = "Pool")]
+    pub failed: Vec<String>,
+    /// How full the pool is ("60%"): ZFS and btrfs scrub and rebuild only allocated space
+    #[arg(long, help_heading = "Pool", allow_hyphen_values = true)]
+    pub fill: Option<String>,
+    /// io (the workload's I/O, default), scrub, or rebuild (of the --failed members)
+    #[arg(long, value_name = "io|scrub|rebuild", help_heading = "Pool")]
+    pub task: Option<String>,
 }
 
 impl WorkloadArgs {
@@ -261,6 +273,10 @@ impl WorkloadArgs {
             seed: self.seed,
             size: None,
             client: self.client.clone(),
+            pool: self.pool.clone(),
+            failed: if self.failed.is_empty() { None } else { Some(self.failed.clone()) },
+            fill: self.fill.clone(),
+            task: self.task.clone(),
         };
         Ok(base.merged(&cli))
     }

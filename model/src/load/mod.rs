@@ -13,6 +13,8 @@
 //! 7. [`links`]: every link derived or checked as written;
 //! 8. [`diagnostics`]: whole-file problems (nothing to model, no drives);
 //! 9. [`clients`]: the `[[client]]` tables (their NIC, link, protocol) and workloads' `client`.
+//! 10. [`pools`]: the `[[pool]]` tables (members, layout, options) and the pool fields of
+//!     the workloads (pool ids, failed members the layout survives).
 
 pub(crate) mod attach;
 pub(crate) mod clients;
@@ -22,6 +24,7 @@ pub(crate) mod nodes;
 pub(crate) mod params;
 pub(crate) mod part_file;
 pub(crate) mod parts;
+pub(crate) mod pools;
 pub(crate) mod tree;
 pub(crate) mod workloads;
 
