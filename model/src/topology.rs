@@ -65,6 +65,9 @@ pub struct RawTopology {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, WorkloadSpec>")]
     pub workload: BTreeMap<String, RawWorkload>,
+    /// Network clients of the server's NICs (`model/src/net.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client: Vec<load::clients::RawClient>,
     /// Pools of drives: md RAID, btrfs profiles, ZFS vdevs, unRAID parity.
     #[serde(default)]
     pub pool: Vec<RawPool>,
@@ -139,6 +142,7 @@ pub struct RawWorkload {
     pub copy: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     pub seed: Option<Spanned<toml::Value>>,
     pub size: Option<Spanned<toml::Value>>,
+    pub client: Option<Spanned<toml::Value>>,
     pub pool: Option<Spanned<toml::Value>>,
     pub failed: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     pub fill: Option<Spanned<toml::Value>>,
@@ -374,6 +378,9 @@ pub struct Topology {
     pub workloads: BTreeMap<String, WorkloadSpec>,
     /// Figures of every link generation in use, keyed `sata3`, `pcie3`, ...
     pub generations: BTreeMap<String, GenerationFigures>,
+    /// Network clients, in file order ([`crate::net`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<crate::net::Client>,
     /// Pools of drives, in file order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pools: Vec<crate::pool::Pool>,
@@ -539,6 +546,11 @@ impl Topology {
         v
     }
 
+    /// A client by id.
+    pub fn client(&self, id: &str) -> Option<&crate::net::Client> {
+        self.clients.iter().find(|c| c.id == id)
+    }
+
     pub fn generation(&self, link: &LinkSpec) -> Option<&GenerationFigures> {
         self.generations.get(&link.generation_key())
     }
@@ -575,6 +587,7 @@ impl Topology {
         load::attach::check(&mut sink, &mut d);
         let generations = load::links::derive(&mut sink, &cat, &mut d);
         load::diagnostics::no_drives(&mut sink, &d);
+        let clients = load::clients::check(&mut sink, &cat, &d, &raw);
         let pools = load::pools::build(&mut sink, &raw, &d);
         load::pools::check_workloads(&mut wsink, &raw.workload, &workloads, &pools, &d);
         if !sink.out.is_empty() || !wsink.out.is_empty() {
@@ -594,6 +607,7 @@ impl Topology {
             drives,
             workloads,
             generations,
+            clients,
             pools,
             raw,
             text: text.to_string(),

@@ -130,6 +130,9 @@ pub struct Workload {
     pub seed: u64,
     /// File size for file targets in the hardware mode.
     pub size: Option<Bytes>,
+    /// The `[[client]]` whose requests drive the I/O over the network ([`crate::net`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The `[[pool]]` the workload runs on (its offsets are the pool's logical bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<String>,
@@ -171,6 +174,7 @@ impl Default for Workload {
             copies: Vec::new(),
             seed: 1,
             size: None,
+            client: None,
             pool: None,
             failed: Vec::new(),
             fill: 1.0,
@@ -205,6 +209,9 @@ pub struct WorkloadSpec {
     pub seed: Option<u64>,
     /// File size for file targets (hardware mode): "1g".
     pub size: Option<String>,
+    /// A `[[client]]` id: the I/O is that client's requests over the network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// A `[[pool]]` id: the workload's I/O goes to the pool, not to drives.
     pub pool: Option<String>,
     /// Failed members of the pool (drive ids): degraded I/O, or what a rebuild rebuilds.
@@ -241,6 +248,7 @@ impl WorkloadSpec {
             copy: over.copy.clone().or_else(|| self.copy.clone()),
             seed: over.seed.or(self.seed),
             size: over.size.clone().or_else(|| self.size.clone()),
+            client: over.client.clone().or_else(|| self.client.clone()),
             pool: over.pool.clone().or_else(|| self.pool.clone()),
             failed: over.failed.clone().or_else(|| self.failed.clone()),
             fill: over.fill.clone().or_else(|| self.fill.clone()),
@@ -345,6 +353,9 @@ impl WorkloadSpec {
                 Ok(_) => e("size", "must be larger than 0".to_string()),
                 Err(err) => e("size", err.to_string()),
             }
+        }
+        if let Some(c) = &self.client {
+            if c.trim().is_empty() { e("client", "names no client".to_string()) } else { w.client = Some(c.clone()) }
         }
         self.resolve_pool(&mut w, &mut e);
         if errs.is_empty() { Ok(w) } else { Err(errs) }

@@ -53,6 +53,10 @@ pub(crate) fn workload_words(field: &str) -> (&'static str, &'static str) {
             "a file size in quotes (e.g. size = \"1g\")",
             "size is the file size for file targets in the hardware mode",
         ),
+        "client" => (
+            "a [[client]] id in quotes (e.g. client = \"laptop\")",
+            "client runs the workload as that client's requests over the network",
+        ),
         "pool" => ("a [[pool]] id in quotes (e.g. pool = \"tank\")", "pool runs the workload on a [[pool]]"),
         "failed" => (
             "a list of member drive ids in quotes (e.g. failed = [\"d3\"])",
@@ -85,6 +89,7 @@ impl RawWorkload {
             "active" => &self.active,
             "seed" => &self.seed,
             "size" => &self.size,
+            "client" => &self.client,
             "pool" => &self.pool,
             "fill" => &self.fill,
             "task" => &self.task,
@@ -222,6 +227,7 @@ pub(crate) fn check_workloads(
             runtime: text(sink, &w.runtime, "runtime"),
             ramp: text(sink, &w.ramp, "ramp"),
             size: text(sink, &w.size, "size"),
+            client: text(sink, &w.client, "client"),
             pool: text(sink, &w.pool, "pool"),
             fill: text(sink, &w.fill, "fill"),
             task: text(sink, &w.task, "task"),

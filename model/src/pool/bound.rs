@@ -1,7 +1,8 @@
 //! The closed-form bound of a pool workload: one logical class whose cost on every resource
 //! is the sum over the members of (member bytes per logical byte, per direction) x that
-//! member's class costs at the mean member I/O size, plus the CPU and network costs per
-//! logical byte.
+//! member's class costs at the mean member I/O size, plus the CPU work
+//! (`ResourceGraph::cpu_work_cost`) and, for a workload naming a client, the network's
+//! costs (`net::client_costs`) per logical byte.
 //!
 //! The fan-out ratios come from mapping a deterministic sample of the workload's logical
 //! I/Os ([`demand`]): sequential workloads map consecutive I/Os from offset 0 as streams
@@ -214,6 +215,24 @@ pub fn pool_costs(t: &Topology, g: &ResourceGraph, d: &Demand, random: bool) -> 
     v
 }
 
+/// A workload naming a client: the network's costs per logical byte (NET's
+/// `client_costs` of the client's requests of `bs` bytes), reads and writes by their share.
+pub fn add_client_costs(t: &Topology, g: &ResourceGraph, w: &Workload, costs: &mut Vec<Cost>) {
+    let Some(client) = &w.client else { return };
+    let r = w.rw.read_share(w.rwmixread);
+    for (dir, share) in [(Dir::Read, r), (Dir::Write, 1.0 - r)] {
+        if share <= 0.0 {
+            continue;
+        }
+        for c in crate::net::client_costs(t, g, client, dir, w.bs.get()) {
+            match costs.iter_mut().find(|x| x.resource == c.resource) {
+                Some(x) => x.s_per_byte += share * c.s_per_byte,
+                None => costs.push(Cost { resource: c.resource, s_per_byte: share * c.s_per_byte }),
+            }
+        }
+    }
+}
+
 /// The bound of a pool workload: the highest logical rate, what binds, and for a scrub or
 /// rebuild the time it takes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -236,7 +255,8 @@ pub struct PoolBound {
 pub fn pool_bound(t: &Topology, g: &ResourceGraph, pool: &Pool, w: &Workload, failed: &[NodeIx]) -> PoolBound {
     let d = demand(pool, w, failed);
     let random = w.rw.is_random() && w.task == Task::Io;
-    let costs = pool_costs(t, g, &d, random);
+    let mut costs = pool_costs(t, g, &d, random);
+    add_client_costs(t, g, w, &mut costs);
     let mix = match w.rw.read_share(w.rwmixread) {
         r if r >= 1.0 => Mix::Read,
         r if r <= 0.0 => Mix::Write,
@@ -305,5 +325,46 @@ mod tests {
         let d = demand(boot, &two, &[]);
         let shares: Vec<f64> = d.members.iter().map(|m| m.bytes_per_logical).collect();
         assert_eq!(shares, [0.5, 0.5]);
+    }
+
+    #[test]
+    fn a_client_on_2_5_gbe_bounds_a_pool_read_by_its_link() {
+        let text = r#"
+[host]
+part = "amd-am5"
+[[node]]
+id = "nic0"
+part = "intel-i226-v"
+parent = "host"
+[[node]]
+id = "hba"
+part = "asm1166"
+parent = "host"
+[[drive]]
+id = "d"
+count = 4
+part = "kingston-dc600m-1920"
+parent = "hba"
+[[client]]
+id = "laptop"
+nic = "nic0"
+link = "2.5GbE"
+[[pool]]
+id = "tank"
+layout = "raid5"
+members = ["d"]
+"#;
+        let t = Topology::parse("t.toml", text, &Catalog::builtin()).unwrap();
+        let g = ResourceGraph::new(&t);
+        let tank = t.pool("tank").unwrap();
+        let local = Workload { rw: Rw::Read, bs: Bytes::new(1 << 20), pool: Some("tank".into()), ..Default::default() };
+        let remote = Workload { client: Some("laptop".into()), ..local.clone() };
+        let a = pool_bound(&t, &g, tank, &local, &[]);
+        let b = pool_bound(&t, &g, tank, &remote, &[]);
+        // 2.5 Gbit/s is 312.5 MB/s of bits on the wire before any framing: the client can
+        // never read faster, while three data members of ~500 MB/s SSDs read far faster.
+        assert!(b.logical_mb_s < 312.5 && b.logical_mb_s > 250.0, "{b:?}");
+        assert!(a.logical_mb_s > 2.0 * b.logical_mb_s, "{a:?}");
+        assert_ne!(b.binding_kind, "media", "{b:?}");
     }
 }
