@@ -262,11 +262,19 @@ pub fn pool_bound(t: &Topology, g: &ResourceGraph, pool: &Pool, w: &Workload, fa
         r if r <= 0.0 => Mix::Write,
         _ => Mix::Mixed,
     };
-    let row: BoundRow = bound_of_class(t, g, costs, mix);
+    let mut row: BoundRow = bound_of_class(t, g, costs, mix);
     let (task_bytes, task_s) = if w.task == Task::Io {
         (None, None)
     } else {
         let m = Maintenance::new(pool, w.task, w.fill, failed);
+        // md's own speed limit binds where the hardware is faster.
+        if let Some(cap) = m.cap_logical_b_s
+            && cap / 1e6 < row.total_mb_s
+        {
+            row.total_mb_s = cap / 1e6;
+            row.binding = "md.speed_limit_max".to_string();
+            row.binding_kind = "software".to_string();
+        }
         let s = if row.total_mb_s > 0.0 { m.logical_bytes as f64 / (row.total_mb_s * 1e6) } else { f64::INFINITY };
         (Some(m.logical_bytes), Some(s))
     };

@@ -24,6 +24,12 @@ use serde::Serialize;
 /// unRAID's step (the parity check and rebuild walk the disks in 1 MiB requests here).
 pub const UNRAID_STEP: u64 = 1 << 20;
 
+/// md's resync/check/recovery speed ceiling, `/proc/sys/dev/raid/speed_limit_max`:
+/// 200,000 KiB/s by default (drivers/md/md.c: `static int sysctl_speed_limit_max =
+/// 200000`, in KiB/s of resync progress, which is member offset: every member advances
+/// together), in bytes per second.
+pub const MD_SPEED_LIMIT_MAX: f64 = 200_000.0 * 1024.0;
+
 /// A scrub or rebuild: its steps and what they add up to.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Maintenance {
@@ -38,6 +44,10 @@ pub struct Maintenance {
     pub steps: u64,
     /// Member bytes per step (a row's height on each member), or the recordsize for ZFS.
     pub unit: u64,
+    /// The most logical bytes per second the software lets the task move, if it caps it
+    /// (md: `speed_limit_max` of member progress, so logical = limit x logical bytes per
+    /// member row / row height).
+    pub cap_logical_b_s: Option<f64>,
     #[serde(skip)]
     pool: Pool,
     #[serde(skip)]
@@ -61,6 +71,7 @@ impl Maintenance {
             cpu: Vec::new(),
             steps: 0,
             unit: 0,
+            cap_logical_b_s: None,
             pool: pool.clone(),
             failed: failed.to_vec(),
             vdevs: Vec::new(),
@@ -95,6 +106,9 @@ impl Maintenance {
                 let per_row =
                     if par > 0 { (n - par) * m.unit } else { n * m.unit / pool.layout.copies(n as usize) as u64 };
                 m.logical_bytes = m.steps * per_row;
+                if fam == Family::Md {
+                    m.cap_logical_b_s = Some(MD_SPEED_LIMIT_MAX * per_row as f64 / m.unit as f64);
+                }
                 if m.steps > 0 {
                     let f = m.step(0);
                     m.add(&f, m.steps);
