@@ -59,6 +59,8 @@ pub mod export;
 pub mod html;
 pub mod page;
 pub mod plot;
+pub mod pool;
+pub mod pools;
 pub mod tables;
 pub mod tree;
 
