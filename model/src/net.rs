@@ -338,9 +338,23 @@ pub fn client_costs(t: &Topology, graph: &ResourceGraph, client: &str, dir: Dir,
         out.extend(pcie_costs(rates, *up, *down, dir, pcie_bytes));
     }
     if let Some(s) = r.smbd {
-        out.push(Cost { resource: s, s_per_byte: 1.0 / (t.host_figures().smbd_core_mb_s * 1e6) });
+        out.push(Cost { resource: s, s_per_byte: smbd_s_per_byte(t, c) });
     }
     out
+}
+
+/// Seconds of smbd's one core per payload byte: its copies (`smbd_core_mb_s`) and, with
+/// encryption or signing, AES on the same core (SMB 3.1.1 encrypts with AES-GCM and signs
+/// with AES-GMAC, GCM's authentication without the cipher; both at the host's per-core
+/// AES-GCM rate, [`crate::cpu::Kernel::AesGcm`], an upper bound on signing's cost).
+pub fn smbd_s_per_byte(t: &Topology, c: &Client) -> f64 {
+    let h = t.host_figures();
+    let aes = if c.smb_encryption || c.smb_signing {
+        1.0 / (crate::cpu::kernel_mb_s(h, crate::cpu::Kernel::AesGcm) * 1e6)
+    } else {
+        0.0
+    };
+    1.0 / (h.smbd_core_mb_s * 1e6) + aes
 }
 
 /// A full-duplex PCIe link's costs for `bytes` per payload byte: a client's read is the NIC
@@ -608,6 +622,18 @@ link = "10GbE"
         // NFS is served by kernel threads on every core: no smbd resource.
         let t = topo("mellanox-connectx-4-lx", "link = \"25GbE\"\nprotocol = \"nfs\"");
         assert!(net_only(&t, Dir::Read, 1 << 20).total_mb_s > 2500.0);
+    }
+
+    #[test]
+    fn smb_encryption_adds_aes_on_smbds_core() {
+        // 25 GbE, encrypted: one core copies at 600 MB/s and runs AES-GCM at the host's
+        // per-core rate R, so it moves 1 / (1/600 + 1/R) MB/s; every frame also carries the
+        // 52-byte TRANSFORM_HEADER, which does not change what one core can do.
+        let t = topo("mellanox-connectx-4-lx", "link = \"25GbE\"\nsmb_encryption = true");
+        let r = crate::cpu::kernel_mb_s(t.host_figures(), crate::cpu::Kernel::AesGcm);
+        let b = net_only(&t, Dir::Read, 8 << 20);
+        assert_eq!(b.binding, "host.smbd.laptop");
+        assert!((b.total_mb_s - 1.0 / (1.0 / 600.0 + 1.0 / r)).abs() < 1e-6, "{b:?} with AES-GCM at {r}");
     }
 
     #[test]
