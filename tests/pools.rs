@@ -251,6 +251,10 @@ fn simulate_prints_the_pool_and_sweep_takes_its_logical_totals() {
         let members: f64 = r.drives.iter().map(|d| d.write_mb_s).sum();
         assert_eq!(r.total.mb_s, pool(r).mb_s);
         within("members over logical in a sweep point", members / r.total.mb_s, 2.0, 0.03);
+        // The pool's closed form bounds its logical rate: 530 MB/s, one side's writes.
+        let bound = p.bound_mb_s.expect("a pool bound");
+        assert!(r.total.mb_s <= bound * 1.001, "{} over the bound {bound}", r.total.mb_s);
+        within("the pool bound of a mirror write", bound, 530.0, 0.03);
     }
 }
 

@@ -49,6 +49,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use alloc::{Alloc, account};
 use pm::{PmSt, PmSwitch};
+pub(crate) use pool::resolve as resolve_pool;
 use pool::{NO_PARENT, PoolSt};
 pub(crate) use report::bottleneck_of;
 use report::{LAT_UNIT_NS, new_histogram};
