@@ -807,3 +807,63 @@ pub(super) fn simulate_maintenance(
     }
     Ok((report, utils))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iopath_model::Catalog;
+    use iopath_model::pool::MemberIo;
+
+    /// Four 870 EVO on an LSI SAS2308 in a pool of `layout`.
+    fn topo(layout: &str) -> Topology {
+        let text = format!(
+            "[host]\npart = \"intel-lga1700\"\n[[node]]\nid = \"hba\"\npart = \"lsi-sas2308\"\nparent = \"host\"\n\
+             [[drive]]\nid = \"d\"\ncount = 4\npart = \"samsung-870evo-1tb\"\nparent = \"hba\"\nport = 0\n\
+             [[pool]]\nid = \"tank\"\nlayout = \"{layout}\"\nmembers = [\"d0\", \"d1\", \"d2\", \"d3\"]\n"
+        );
+        Topology::parse("t.toml", &text, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// ZFS aggregates across a gap of at most 4 KiB for writes and 32 KiB for reads (zfs(4)
+    /// defaults), moving the gap; md never does, and nothing aggregates backwards.
+    #[test]
+    fn zfs_aggregates_small_gaps_and_md_does_not() {
+        let t = topo("raidz1");
+        let p = &t.pools[0];
+        let d = t.drives[0];
+        let w = |off| MemberIo::write(d, off, 8192);
+        let r = |off| MemberIo::read(d, off, 8192);
+        assert_eq!(aggregated(p, 1 << 20, &w((1 << 20) + 4096)), (1 << 20, 8192 + 4096));
+        assert_eq!(aggregated(p, 1 << 20, &w((1 << 20) + 4097)), ((1 << 20) + 4097, 8192));
+        assert_eq!(aggregated(p, 1 << 20, &r((1 << 20) + 32768)), (1 << 20, 8192 + 32768));
+        assert_eq!(aggregated(p, 1 << 20, &r((1 << 20) - 4096)), ((1 << 20) - 4096, 8192));
+        assert_eq!(aggregated(p, u64::MAX, &w(0)), (0, 8192), "no previous I/O");
+        let md = topo("raid5");
+        assert_eq!(aggregated(&md.pools[0], 1 << 20, &w((1 << 20) + 4096)), ((1 << 20) + 4096, 8192));
+    }
+
+    /// A write that touches a member is carried by the write classes; a read-only fanout
+    /// (a read, a degraded read, a scrub step) by the read classes.
+    #[test]
+    fn a_fanout_is_attributed_to_writes_when_it_writes_any_member() {
+        let (a, b) = (1, 2);
+        let rmw = Fanout {
+            phases: vec![
+                vec![MemberIo::read(a, 0, 4096)],
+                vec![MemberIo::write(a, 0, 4096), MemberIo::write(b, 0, 4096)],
+            ],
+            cpu: Vec::new(),
+        };
+        assert_eq!(attributed_dir(&rmw), 1);
+        let read =
+            Fanout { phases: vec![vec![MemberIo::read(a, 0, 4096), MemberIo::read(b, 0, 4096)]], cpu: Vec::new() };
+        assert_eq!(attributed_dir(&read), 0);
+    }
+
+    /// Duplicate resources in a class's costs are summed into one.
+    #[test]
+    fn merged_sums_costs_on_one_resource() {
+        let c = |resource, s_per_byte| Cost { resource, s_per_byte };
+        assert_eq!(merged(vec![c(3, 1.0), c(5, 2.0), c(3, 0.5)]), vec![c(3, 1.5), c(5, 2.0)]);
+    }
+}
