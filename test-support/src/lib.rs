@@ -20,6 +20,8 @@
 //!                        loopO                outer loop device over a scratch file
 //! ```
 
+pub mod net;
+
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
