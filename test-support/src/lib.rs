@@ -20,6 +20,8 @@
 //!                        loopO                outer loop device over a scratch file
 //! ```
 
+pub mod pools;
+
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -88,7 +90,7 @@ pub fn which(prog: &str) -> Option<PathBuf> {
     })
 }
 
-fn run(cmd: &mut Command) -> io::Result<String> {
+pub(crate) fn run(cmd: &mut Command) -> io::Result<String> {
     let out = cmd.output()?;
     if !out.status.success() {
         return Err(io::Error::other(format!("{:?} failed: {}", cmd, String::from_utf8_lossy(&out.stderr).trim())));
