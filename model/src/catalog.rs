@@ -28,6 +28,8 @@ pub enum Kind {
     PortMultiplier,
     Expander,
     Drive,
+    /// A network interface controller on PCIe (`model/src/net.rs`).
+    Nic,
 }
 
 impl Kind {
@@ -40,6 +42,7 @@ impl Kind {
             Kind::PortMultiplier => "port_multiplier",
             Kind::Expander => "expander",
             Kind::Drive => "drive",
+            Kind::Nic => "nic",
         }
     }
 }
@@ -309,6 +312,17 @@ const MRRS_DEFAULT: &str = "512 bytes, the power-on value of Max_Read_Request_Si
 const TAGS_5BIT: &str = "32, the outstanding non-posted requests a function can have with 5-bit tags (PCI Express Base Specification: Extended Tag Field Enable off); a SATA/SAS controller that states no other limit";
 const TAGS_8BIT: &str = "256, the outstanding requests of 8-bit Extended Tags, which NVMe SSD controllers support and Linux enables since 4.13 (drivers/pci/probe.c pci_configure_extended_tags); not this drive's measured DMA depth";
 
+const CPU_FLETCHER4_DEFAULT: &str = "22,378 MB/s: ZFS's avx2 fletcher4 (native byte order) on one core of a Xeon Platinum 8170 (Skylake-SP), /proc/spl/kstat/zfs/fletcher_4_bench posted in openzfs/zfs pull request 9517 (2019); superscalar4 without SIMD 7,909";
+const CPU_SHA256_DEFAULT: &str = "1,678 MB/s: SHA-256 with the x86 SHA extensions on 10,000-byte blocks, one core (Tarsnap/libcperciva pull request 140, 2018: 1,678,288,816 bytes/s; 305 MB/s without them)";
+const CPU_BLAKE3_DEFAULT: &str = "2,105 MB/s: BLAKE3 with AVX2 on 64 KiB inputs, one thread, i5-7600K at 3.8 GHz (lukechampine/blake3 README benchmarks, BenchmarkSum256/65536); the official crate with AVX-512 is faster";
+const CPU_CRC32C_DEFAULT: &str = "31,590 MB/s: the kernel's PCLMULQDQ CRC32C (crc32c-intel, which btrfs uses) on 4 KiB blocks, one core: 30,126.7 MiB/s (Linux commit 'btrfs: add xxhash to fast checksum implementations', hash-speedtest from btrfs-progs)";
+const CPU_XOR_DEFAULT: &str = "36,527 MB/s of data: single parity with AVX2 over 8 data buffers of 256 KiB, one core, Xeon D (family 6 model 86) (snapraid -T, 'gen1', amadvance/snapraid issue 64; snapraid's parity code follows Linux lib/raid6)";
+const CPU_RAID_PQ_DEFAULT: &str = "23,595 MB/s of data: P+Q syndromes with AVX2 over 8 data buffers of 256 KiB, one core, Xeon D (family 6 model 86) (snapraid -T, 'gen2', amadvance/snapraid issue 64); int64 SWAR 4,956";
+const CPU_RAID_PQR_DEFAULT: &str = "14,074 MB/s of data: three parities with AVX2 over 8 data buffers of 256 KiB, one core, Xeon D (family 6 model 86) (snapraid -T, 'gen3', amadvance/snapraid issue 64)";
+const CPU_AES_GCM_DEFAULT: &str = "2,869 MB/s: openssl speed -evp aes-256-gcm at 16,384-byte blocks, one core, OpenSSL 3.0.8 on an x86_64 Mac with AES-NI (2,801,937k, asecuritysite.com 'What's the fastest symmetric cipher and mode?', 2023)";
+const CPU_LZ4_DEFAULT: &str = "740 MB/s of input: lz4 1.9.2 compression, one core of a Core i9-9900K at 5.0 GHz, lzbench on the Silesia corpus (zstd README benchmark table, 2020); decompression 4,530 MB/s";
+const CPU_ZSTD_DEFAULT: &str = "350 MB/s of input: zstd level 3 compression, about 0.7 of level 1's 500 MB/s on a Core i9-9900K at 5.0 GHz (zstd README benchmark table, 2020: zstd 1.4.5 -1), the ratio of levels 3 and 1 in lzbench tables; not measured here";
+
 /// Every figure name, by kind: the vocabulary of the catalog, of `params` and of `--set`.
 /// A figure a part need not state declares its default here, with what it stands for:
 /// the loader fills it in, marks it `default` and shows it (`iopath check`, `iopath catalog`).
@@ -384,6 +398,19 @@ pub const FIGURES: &[FigureSpec] = &[
         N(1.64),
         "Linux libaio 4 KiB random reads at QD128 on one core: 608K IOPS (J. Axboe, 'Efficient IO with io_uring', kernel.dk/io_uring.pdf, 2019), 1/608K = 1.64 us per I/O",
     ),
+    // Hosts: per-core rates of the storage stack's CPU kernels (`cpu.rs`), MB/s of the bytes
+    // each kernel reads. The defaults stand for a current x86 core with AVX2, AES-NI and
+    // the SHA extensions; a part states its own.
+    num(Host, "cpu_fletcher4_mb_s", false, 1.0, 1e6, "ZFS fletcher4 checksum on one core [MB/s]").or(N(22_378.0), CPU_FLETCHER4_DEFAULT),
+    num(Host, "cpu_sha256_mb_s", false, 1.0, 1e6, "SHA-256 on one core [MB/s]").or(N(1_678.0), CPU_SHA256_DEFAULT),
+    num(Host, "cpu_blake3_mb_s", false, 1.0, 1e6, "BLAKE3 on one core, one thread [MB/s]").or(N(2_105.0), CPU_BLAKE3_DEFAULT),
+    num(Host, "cpu_crc32c_mb_s", false, 1.0, 1e6, "CRC32C (btrfs checksum) on one core [MB/s]").or(N(31_590.0), CPU_CRC32C_DEFAULT),
+    num(Host, "cpu_xor_mb_s", false, 1.0, 1e6, "XOR parity (RAID 5, RAIDZ1) on one core, MB/s of data [MB/s]").or(N(36_527.0), CPU_XOR_DEFAULT),
+    num(Host, "cpu_raid_pq_mb_s", false, 1.0, 1e6, "P+Q syndromes (RAID 6, RAIDZ2) on one core, MB/s of data [MB/s]").or(N(23_595.0), CPU_RAID_PQ_DEFAULT),
+    num(Host, "cpu_raid_pqr_mb_s", false, 1.0, 1e6, "P+Q+R syndromes (RAIDZ3) on one core, MB/s of data [MB/s]").or(N(14_074.0), CPU_RAID_PQR_DEFAULT),
+    num(Host, "cpu_aes_gcm_mb_s", false, 1.0, 1e6, "AES-256-GCM encryption on one core [MB/s]").or(N(2_869.0), CPU_AES_GCM_DEFAULT),
+    num(Host, "cpu_lz4_mb_s", false, 1.0, 1e6, "lz4 compression on one core, MB/s of input (decompression is ~6x faster) [MB/s]").or(N(740.0), CPU_LZ4_DEFAULT),
+    num(Host, "cpu_zstd_mb_s", false, 1.0, 1e6, "zstd level 3 compression on one core, MB/s of input [MB/s]").or(N(350.0), CPU_ZSTD_DEFAULT),
     // Chipsets and PCIe switches: a shared uplink.
     link(Switch, "uplink", true, false, "uplink generation: pcie1..pcie5, dmi1..dmi4"),
     int_of(Switch, "lanes", true, PCIE_WIDTHS, "uplink lanes"),
@@ -513,6 +540,17 @@ pub const FIGURES: &[FigureSpec] = &[
         "store_forward",
         true,
         "buffers a slower drive's connection so it crosses faster upstream lanes at their full rate; without it the connection holds each upstream lane at the drive's rate",
+    ),
+    // Network interface controllers (`model/src/net.rs`): a PCIe function like a controller,
+    // with Ethernet ports that clients talk to.
+    link(Nic, "uplink", true, true, "host link generation: pcie1..pcie5, or internal (a virtual interface)"),
+    int_of(Nic, "lanes", true, PCIE_WIDTHS, "uplink lanes"),
+    int_of(Nic, "mps", false, PAYLOAD_SIZES, "Max Payload Size the NIC supports (DevCap) [bytes]").or(N(128.0), MPS_128),
+    int(Nic, "ports", true, 1.0, 16.0, "Ethernet ports"),
+    num(Nic, "port_gbps", true, 0.0, 1000.0, "fastest data rate of one port [Gb/s]; 0: no line of its own (a veth)"),
+    num(Host, "smbd_core_mb_s", false, 1.0, 1e6, "payload one smbd process moves on its one core for its client [MB/s]").or(
+        N(600.0),
+        "600 MB/s: one smbd process on one core serving one SMB3 connection over 2 x 10 GbE moved 300-600 MB/s, limited by one core of client or server (L. A. Walsh, samba-technical, 29 Oct 2014, 'Status and demo of SMB3 Multi-Channel in Samba'); a CPU of 2014, a faster host part states its own",
     ),
     // Drives.
     one_of(Drive, "class", true, &["ssd", "hdd", "nvme"], "ssd, hdd or nvme"),
@@ -799,6 +837,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("port_multipliers.toml", include_str!("../catalog/port_multipliers.toml")),
     ("expanders.toml", include_str!("../catalog/expanders.toml")),
     ("drives.toml", include_str!("../catalog/drives.toml")),
+    ("nics.toml", include_str!("../catalog/nics.toml")),
 ];
 
 /// Figures fitted to published measurements, loaded over the parts above.

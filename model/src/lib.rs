@@ -7,7 +7,9 @@
 //! - [`link`]: link generations (SATA, SAS, PCIe/DMI) and their payload arithmetic;
 //! - [`catalog`]: the built-in parts, every figure with its source;
 //! - [`topology`]: topology files, loaded in two stages into a validated tree;
+//! - [`cpu`]: the per-byte CPU cost of checksums, parity, encryption and compression;
 //! - [`paths`]: the physics of a topology as shared resources and per-byte costs;
+//! - [`net`]: NICs, clients, Ethernet/IP/TCP framing and file-protocol costs;
 //! - [`readreq`]: the PCIe read-request path of disk writes (tags x MRRS over the round trip);
 //! - [`bound`]: the closed-form bottleneck estimate (weighted max-min water-filling);
 //! - [`workload`]: jobs in fio's vocabulary;
@@ -20,10 +22,13 @@
 pub mod bind;
 pub mod bound;
 pub mod catalog;
+pub mod cpu;
 pub mod link;
 mod load;
+pub mod net;
 pub mod parts;
 pub mod paths;
+pub mod pool;
 pub mod readreq;
 pub mod report;
 pub mod topology;

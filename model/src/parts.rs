@@ -71,6 +71,19 @@ pub struct HostFigures {
     pub cpu_cores: f64,
     /// CPU time of one I/O on one core, submission and completion [us].
     pub cpu_per_io_us: f64,
+    /// Payload one smbd process moves for its client on its one core [MB/s] ([`crate::net`]).
+    pub smbd_core_mb_s: f64,
+    /// Per-core rates of the storage stack's CPU kernels ([`crate::cpu::Kernel`]) [MB/s].
+    pub cpu_fletcher4_mb_s: f64,
+    pub cpu_sha256_mb_s: f64,
+    pub cpu_blake3_mb_s: f64,
+    pub cpu_crc32c_mb_s: f64,
+    pub cpu_xor_mb_s: f64,
+    pub cpu_raid_pq_mb_s: f64,
+    pub cpu_raid_pqr_mb_s: f64,
+    pub cpu_aes_gcm_mb_s: f64,
+    pub cpu_lz4_mb_s: f64,
+    pub cpu_zstd_mb_s: f64,
 }
 
 /// A chipset or PCIe switch: a shared uplink.
@@ -115,6 +128,18 @@ impl ControllerFigures {
     pub fn has_sas(&self) -> bool {
         self.sas_gen > 0
     }
+}
+
+/// A network interface controller: a PCIe function with Ethernet ports ([`crate::net`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NicFigures {
+    /// The host link generation (`pcie3`) or `internal` (a virtual interface).
+    pub uplink: String,
+    pub lanes: u32,
+    pub mps: u32,
+    pub ports: u32,
+    /// Data rate of one port [Gb/s]; 0 for an interface without a line of its own (veth).
+    pub port_gbps: f64,
 }
 
 /// A SATA port multiplier.
@@ -203,6 +228,7 @@ pub enum PartSpec {
     PortMultiplier(PmFigures),
     Expander(ExpanderFigures),
     Drive(DriveFigures),
+    Nic(NicFigures),
 }
 
 impl PartSpec {
@@ -223,6 +249,9 @@ impl PartSpec {
     }
     pub fn drive(&self) -> Option<&DriveFigures> {
         if let PartSpec::Drive(d) = self { Some(d) } else { None }
+    }
+    pub fn nic(&self) -> Option<&NicFigures> {
+        if let PartSpec::Nic(n) = self { Some(n) } else { None }
     }
 
     /// Numbered ports children attach to: a controller's or port multiplier's ports, an
@@ -340,6 +369,17 @@ pub fn resolve(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<Resolve
             iommu_page_bytes: r.num("iommu_page_bytes"),
             cpu_cores: r.num("cpu_cores"),
             cpu_per_io_us: r.num("cpu_per_io_us"),
+            smbd_core_mb_s: r.num("smbd_core_mb_s"),
+            cpu_fletcher4_mb_s: r.num("cpu_fletcher4_mb_s"),
+            cpu_sha256_mb_s: r.num("cpu_sha256_mb_s"),
+            cpu_blake3_mb_s: r.num("cpu_blake3_mb_s"),
+            cpu_crc32c_mb_s: r.num("cpu_crc32c_mb_s"),
+            cpu_xor_mb_s: r.num("cpu_xor_mb_s"),
+            cpu_raid_pq_mb_s: r.num("cpu_raid_pq_mb_s"),
+            cpu_raid_pqr_mb_s: r.num("cpu_raid_pqr_mb_s"),
+            cpu_aes_gcm_mb_s: r.num("cpu_aes_gcm_mb_s"),
+            cpu_lz4_mb_s: r.num("cpu_lz4_mb_s"),
+            cpu_zstd_mb_s: r.num("cpu_zstd_mb_s"),
         }),
         Kind::Switch => PartSpec::Switch(SwitchFigures {
             uplink: r.word("uplink"),
@@ -368,6 +408,13 @@ pub fn resolve(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<Resolve
             store_forward: r.flag("store_forward"),
         }),
         Kind::Drive => PartSpec::Drive(drive(&mut r)),
+        Kind::Nic => PartSpec::Nic(NicFigures {
+            uplink: r.word("uplink"),
+            lanes: r.count("lanes"),
+            mps: r.count("mps"),
+            ports: r.count("ports"),
+            port_gbps: r.num("port_gbps"),
+        }),
         Kind::Link => PartSpec::Unresolved,
     };
     if r.missing.is_empty() { Ok(Resolved { spec, defaults: r.defaults }) } else { Err(r.missing) }
@@ -544,6 +591,7 @@ mod tests {
             (Kind::Controller, ""),
             (Kind::PortMultiplier, ""),
             (Kind::Expander, ""),
+            (Kind::Nic, ""),
             (Kind::Drive, "ssd"),
             (Kind::Drive, "hdd"),
             (Kind::Drive, "nvme"),

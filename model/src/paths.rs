@@ -94,6 +94,8 @@ pub struct ResourceGraph {
     rates: Vec<Option<LinkRates>>,
     /// The host's CPU and IOMMU resources (`paths/host.rs`).
     host: host::HostResources,
+    /// NIC ports, client links and protocol processes ([`crate::net`]).
+    pub(crate) net: crate::net::NetResources,
 }
 
 /// Per-class fixed latencies, outside any shared resource [us].
@@ -120,6 +122,7 @@ impl ResourceGraph {
             rdreq_res: vec![None; n],
             rates: vec![None; n],
             host: Default::default(),
+            net: Default::default(),
         };
         for (ix, node) in t.nodes.iter().enumerate() {
             if node.parent.is_none() {
@@ -162,6 +165,7 @@ impl ResourceGraph {
         }
         g.push_request_paths(t);
         g.host = host::HostResources::push(&mut g, t);
+        g.net = crate::net::push_resources(&mut g, t);
         g
     }
 
@@ -179,7 +183,14 @@ impl ResourceGraph {
         }
     }
 
-    fn push(&mut self, id: String, node: NodeIx, side: Side, kind: &'static str, nominal_mb_s: f64) -> usize {
+    pub(crate) fn push(
+        &mut self,
+        id: String,
+        node: NodeIx,
+        side: Side,
+        kind: &'static str,
+        nominal_mb_s: f64,
+    ) -> usize {
         self.resources.push(Resource { id, node, side, kind, nominal_mb_s });
         self.resources.len() - 1
     }

@@ -27,7 +27,7 @@ pub struct Latency {
     pub max: f64,
 }
 
-/// Totals over all drives.
+/// Totals over all drives (for a pool workload, the pool's logical totals).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Total {
     pub read_mb_s: f64,
@@ -129,6 +129,13 @@ pub struct Report {
     /// Spread over seeds when a stochastic run was replicated: (min, max) of total MB/s and IOPS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<Spread>,
+    /// A pool workload's logical results (absent for per-drive workloads); `total` is then
+    /// the pool's logical totals and `drives` the members' own traffic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolResult>,
+    /// The host CPU's utilization by kind of work, where the run charged CPU work.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu: Vec<CpuUse>,
 }
 
 fn schema_version() -> u32 {
@@ -187,6 +194,10 @@ struct ReportIn {
     warnings: Vec<String>,
     #[serde(default)]
     spread: Option<Spread>,
+    #[serde(default)]
+    pool: Option<PoolResult>,
+    #[serde(default)]
+    cpu: Vec<CpuUse>,
 }
 
 impl TryFrom<ReportIn> for Report {
@@ -209,6 +220,8 @@ impl TryFrom<ReportIn> for Report {
             covered_s: r.covered_s,
             warnings: r.warnings,
             spread: r.spread,
+            pool: r.pool,
+            cpu: r.cpu,
         })
     }
 }
@@ -237,6 +250,82 @@ fn workload_of(mut v: serde_json::Value) -> Result<(Workload, Option<Measured>),
     }
     let w = serde_json::from_value(v).map_err(|e| format!("workload: {e}"))?;
     Ok((w, old))
+}
+
+/// What a pool workload did, as the pool's users see it (logical I/O) and as its members
+/// carried it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PoolResult {
+    pub id: String,
+    /// The layout's name (`raidz2`, `md-raid6`, ...).
+    pub layout: String,
+    /// Logical rates and latencies of the pool's I/Os (for maintenance, of its stripes).
+    pub read_mb_s: f64,
+    pub write_mb_s: f64,
+    pub mb_s: f64,
+    pub iops: f64,
+    pub lat_us: Latency,
+    /// Logical bytes and I/Os completed in the measured window.
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub ios: u64,
+    /// What the members moved for them in the same window (completed member I/Os).
+    pub member_read_bytes: u64,
+    pub member_write_bytes: u64,
+    /// Member bytes per logical byte: the parity, copy and read-modify-write overhead.
+    pub overhead: f64,
+    /// Member drives taken as failed (degraded mode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
+    /// A scrub or rebuild: what it must process and how long it takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<MaintenanceResult>,
+}
+
+/// A scrub's or rebuild's projection: the rate of a measured window at a few positions
+/// across the members' processed range, and the time to process everything.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MaintenanceResult {
+    /// `scrub` or `rebuild`.
+    pub task: String,
+    /// Fraction of the pool's usable space holding data.
+    pub fill: f64,
+    /// Logical bytes the task covers (data that is read and checked or reconstructed).
+    pub logical_bytes: u64,
+    /// Member bytes it moves doing so (reads and writes).
+    pub member_bytes: u64,
+    /// Mean logical rate over the whole task [MB/s] (logical bytes / time).
+    pub rate_mb_s: f64,
+    /// Projected time of the task [h].
+    pub hours: f64,
+    /// One per position across the members' processed range, in order.
+    pub segments: Vec<MaintenanceSegment>,
+    /// What binds it (the segment that takes longest).
+    pub bottleneck: Bottleneck,
+}
+
+/// One position of a maintenance projection.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MaintenanceSegment {
+    /// Start of the segment as a fraction of the members' processed range.
+    pub from: f64,
+    pub to: f64,
+    /// Logical rate measured there [MB/s].
+    pub rate_mb_s: f64,
+    /// Time this segment takes [h].
+    pub hours: f64,
+    pub bottleneck: Bottleneck,
+}
+
+/// The host CPU's time spent on one kind of work (checksums, parity, ...).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CpuUse {
+    /// The kernel (`fletcher4`, `raid-pq`, `aes-gcm`, ...) or `protocol` for the network's.
+    pub kind: String,
+    /// Fraction of all the host's cores it kept busy over the measured window.
+    pub util: f64,
+    /// Bytes it processed per second [MB/s].
+    pub mb_s: f64,
 }
 
 /// Spread of totals over replications with different seeds.
@@ -306,6 +395,8 @@ mod tests {
             covered_s: None,
             warnings: vec!["w".into()],
             spread: None,
+            pool: None,
+            cpu: Vec::new(),
         }
     }
 

@@ -65,6 +65,63 @@ pub struct RawTopology {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, WorkloadSpec>")]
     pub workload: BTreeMap<String, RawWorkload>,
+    /// Network clients of the server's NICs (`model/src/net.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client: Vec<load::clients::RawClient>,
+    /// Pools of drives: md RAID, btrfs profiles, ZFS vdevs, unRAID parity.
+    #[serde(default)]
+    pub pool: Vec<RawPool>,
+}
+
+/// A list of ids as written, with its position and each id's.
+pub type SpannedIds = Spanned<Vec<Spanned<String>>>;
+
+/// A `[[pool]]` table as written: a layout over member drives.
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawPool {
+    /// Unique id, named by a workload's `pool`.
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    /// stripe | mirror | raid10 | raid5 | raid6 (Linux md) | btrfs-raid0 | btrfs-raid1 |
+    /// btrfs-raid1c3 | btrfs-raid10 | btrfs-raid5 | btrfs-raid6 | raidz1 | raidz2 | raidz3 |
+    /// zfs-mirror | unraid
+    #[schemars(with = "String")]
+    pub layout: Spanned<String>,
+    /// Member drive ids; the id of a [[drive]] group with `count` stands for all its drives.
+    /// unRAID: the last `parity` members are the parity disks.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub members: Option<Spanned<Vec<Spanned<String>>>>,
+    /// ZFS: a pool of several vdevs, each a list of member ids; the layout applies to each
+    /// vdev and the pool stripes over them: [["a0", "a1", "a2"], ["b0", "b1", "b2"]].
+    #[schemars(with = "Option<Vec<Vec<String>>>")]
+    pub vdevs: Option<Spanned<Vec<SpannedIds>>>,
+    /// md raid0/raid10/raid5/raid6 chunk, a power of two of at least 4k (default "512k",
+    /// mdadm's). btrfs's stripe element is fixed at 64 KiB.
+    #[schemars(with = "Option<String>")]
+    pub chunk: Option<Spanned<String>>,
+    /// ZFS recordsize, a power of two from 512 to 16m (default "128k").
+    #[schemars(with = "Option<String>")]
+    pub recordsize: Option<Spanned<String>>,
+    /// ZFS ashift: sectors of 2^ashift bytes, 9..16 (default 12).
+    #[schemars(with = "Option<u32>")]
+    pub ashift: Option<Spanned<i64>>,
+    /// unRAID parity disks: 1 or 2 (default 1), the last members.
+    #[schemars(with = "Option<u32>")]
+    pub parity: Option<Spanned<i64>>,
+    /// unRAID write method: "rmw" (read-modify-write, default) or "turbo" (reconstruct write).
+    #[schemars(with = "Option<String>")]
+    pub write_mode: Option<Spanned<String>>,
+    /// Data checksum: ZFS fletcher4 (default), sha256, blake3; btrfs crc32c (default),
+    /// sha256, blake3. Not for md or unRAID.
+    #[schemars(with = "Option<String>")]
+    pub checksum: Option<Spanned<String>>,
+    /// ZFS: off (default) | lz4 | zstd; btrfs: off | zstd. CPU work only (ratio 1).
+    #[schemars(with = "Option<String>")]
+    pub compression: Option<Spanned<String>>,
+    /// ZFS native encryption: off (default) | aes-gcm.
+    #[schemars(with = "Option<String>")]
+    pub encryption: Option<Spanned<String>>,
 }
 
 /// A `[workload.NAME]` table as written, every value with its position. Values are kept as
@@ -85,6 +142,11 @@ pub struct RawWorkload {
     pub copy: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     pub seed: Option<Spanned<toml::Value>>,
     pub size: Option<Spanned<toml::Value>>,
+    pub client: Option<Spanned<toml::Value>>,
+    pub pool: Option<Spanned<toml::Value>>,
+    pub failed: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    pub fill: Option<Spanned<toml::Value>>,
+    pub task: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
@@ -316,6 +378,12 @@ pub struct Topology {
     pub workloads: BTreeMap<String, WorkloadSpec>,
     /// Figures of every link generation in use, keyed `sata3`, `pcie3`, ...
     pub generations: BTreeMap<String, GenerationFigures>,
+    /// Network clients, in file order ([`crate::net`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<crate::net::Client>,
+    /// Pools of drives, in file order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<crate::pool::Pool>,
     #[serde(skip)]
     raw: RawTopology,
     #[serde(skip)]
@@ -443,6 +511,11 @@ impl Topology {
         &self.raw
     }
 
+    /// The pool with this id.
+    pub fn pool(&self, id: &str) -> Option<&crate::pool::Pool> {
+        self.pools.iter().find(|p| p.id == id)
+    }
+
     pub fn node(&self, id: &str) -> Option<NodeIx> {
         self.nodes.iter().position(|n| n.id == id)
     }
@@ -471,6 +544,11 @@ impl Topology {
             cur = p;
         }
         v
+    }
+
+    /// A client by id.
+    pub fn client(&self, id: &str) -> Option<&crate::net::Client> {
+        self.clients.iter().find(|c| c.id == id)
     }
 
     pub fn generation(&self, link: &LinkSpec) -> Option<&GenerationFigures> {
@@ -509,6 +587,9 @@ impl Topology {
         load::attach::check(&mut sink, &mut d);
         let generations = load::links::derive(&mut sink, &cat, &mut d);
         load::diagnostics::no_drives(&mut sink, &d);
+        let clients = load::clients::check(&mut sink, &cat, &d, &raw);
+        let pools = load::pools::build(&mut sink, &raw, &d);
+        load::pools::check_workloads(&mut wsink, &raw.workload, &workloads, &pools, &d);
         if !sink.out.is_empty() || !wsink.out.is_empty() {
             return Err(sink.into_error(wsink));
         }
@@ -526,6 +607,8 @@ impl Topology {
             drives,
             workloads,
             generations,
+            clients,
+            pools,
             raw,
             text: text.to_string(),
             catalog: cat,

@@ -130,6 +130,32 @@ pub struct Workload {
     pub seed: u64,
     /// File size for file targets in the hardware mode.
     pub size: Option<Bytes>,
+    /// The `[[client]]` whose requests drive the I/O over the network ([`crate::net`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// The `[[pool]]` the workload runs on (its offsets are the pool's logical bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
+    /// Failed members of the pool (degraded mode; a rebuild rebuilds them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
+    /// Share of the pool's usable bytes holding data, (0, 1]: what a ZFS or btrfs scrub or
+    /// rebuild walks.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub fill: f64,
+    /// The pool's own I/O, a scrub or a rebuild.
+    #[serde(default, skip_serializing_if = "is_io")]
+    pub task: crate::pool::Task,
+}
+
+fn one() -> f64 {
+    1.0
+}
+fn is_one(f: &f64) -> bool {
+    *f == 1.0
+}
+fn is_io(t: &crate::pool::Task) -> bool {
+    *t == crate::pool::Task::Io
 }
 
 impl Default for Workload {
@@ -148,6 +174,11 @@ impl Default for Workload {
             copies: Vec::new(),
             seed: 1,
             size: None,
+            client: None,
+            pool: None,
+            failed: Vec::new(),
+            fill: 1.0,
+            task: crate::pool::Task::Io,
         }
     }
 }
@@ -178,6 +209,18 @@ pub struct WorkloadSpec {
     pub seed: Option<u64>,
     /// File size for file targets (hardware mode): "1g".
     pub size: Option<String>,
+    /// A `[[client]]` id: the I/O is that client's requests over the network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// A `[[pool]]` id: the workload's I/O goes to the pool, not to drives.
+    pub pool: Option<String>,
+    /// Failed members of the pool (drive ids): degraded I/O, or what a rebuild rebuilds.
+    pub failed: Option<Vec<String>>,
+    /// Share of the pool holding data, a percentage: "60%" (ZFS and btrfs scrub and
+    /// rebuild only allocated space). Default 100%.
+    pub fill: Option<String>,
+    /// io (default) | scrub | rebuild: the pool's own I/O, or maintenance over it.
+    pub task: Option<String>,
 }
 
 /// A workload field that failed to validate.
@@ -205,6 +248,11 @@ impl WorkloadSpec {
             copy: over.copy.clone().or_else(|| self.copy.clone()),
             seed: over.seed.or(self.seed),
             size: over.size.clone().or_else(|| self.size.clone()),
+            client: over.client.clone().or_else(|| self.client.clone()),
+            pool: over.pool.clone().or_else(|| self.pool.clone()),
+            failed: over.failed.clone().or_else(|| self.failed.clone()),
+            fill: over.fill.clone().or_else(|| self.fill.clone()),
+            task: over.task.clone().or_else(|| self.task.clone()),
         }
     }
 
@@ -306,7 +354,62 @@ impl WorkloadSpec {
                 Err(err) => e("size", err.to_string()),
             }
         }
+        if let Some(c) = &self.client {
+            if c.trim().is_empty() { e("client", "names no client".to_string()) } else { w.client = Some(c.clone()) }
+        }
+        self.resolve_pool(&mut w, &mut e);
         if errs.is_empty() { Ok(w) } else { Err(errs) }
+    }
+
+    /// The pool fields: `pool`, `failed`, `fill`, `task` (which pool and members exist is
+    /// checked against the topology by the binding).
+    fn resolve_pool(&self, w: &mut Workload, e: &mut impl FnMut(&'static str, String)) {
+        if let Some(p) = &self.pool {
+            if p.trim().is_empty() {
+                e("pool", "names no pool".to_string())
+            } else {
+                w.pool = Some(p.trim().to_string())
+            }
+        }
+        if let Some(f) = &self.failed {
+            for (i, id) in f.iter().enumerate() {
+                if id.trim().is_empty() {
+                    e("failed", format!("drive {} of the list is empty (a stray comma?)", i + 1));
+                } else if f[..i].contains(id) {
+                    e("failed", format!("{id:?} is named twice; name each failed drive once"));
+                } else {
+                    w.failed.push(id.trim().to_string());
+                }
+            }
+        }
+        if let Some(f) = &self.fill {
+            match parse_fraction(f) {
+                _ if !f.trim().ends_with('%') => e("fill", format!("{f:?} has no %: write a percentage such as 60%")),
+                Ok(v) if v > 0.0 && v <= 1.0 => w.fill = v,
+                Ok(_) => e("fill", format!("{f:?} is outside (0%, 100%]")),
+                Err(err) => e("fill", err.to_string()),
+            }
+        }
+        if let Some(t) = &self.task {
+            match t.parse() {
+                Ok(t) => w.task = t,
+                Err(m) => e("task", m),
+            }
+        }
+        if w.pool.is_none() {
+            for (field, given) in
+                [("failed", self.failed.is_some()), ("fill", self.fill.is_some()), ("task", self.task.is_some())]
+            {
+                if given {
+                    e(field, "applies to a pool workload only: name the pool with pool = \"ID\"".to_string());
+                }
+            }
+        } else if !w.copies.is_empty() || w.targets != Targets::All {
+            e("pool", "a pool workload runs on the pool's members: give no active, drives or copy".to_string());
+        }
+        if w.task == crate::pool::Task::Rebuild && w.failed.is_empty() && w.pool.is_some() {
+            e("task", "a rebuild rebuilds failed members: name them with failed = [\"ID\"]".to_string());
+        }
     }
 }
 
@@ -327,6 +430,18 @@ impl Workload {
         }
         if self.region < 1.0 {
             s += &format!(" region={}%", self.region * 100.0);
+        }
+        if let Some(p) = &self.pool {
+            s += &format!(" pool={p}");
+            if self.task != crate::pool::Task::Io {
+                s += &format!(" task={}", self.task.name());
+            }
+            if !self.failed.is_empty() {
+                s += &format!(" failed={}", self.failed.join(","));
+            }
+            if self.fill < 1.0 {
+                s += &format!(" fill={}%", self.fill * 100.0);
+            }
         }
         match &self.targets {
             Targets::All => {}

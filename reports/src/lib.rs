@@ -59,6 +59,7 @@ pub mod export;
 pub mod html;
 pub mod page;
 pub mod plot;
+pub mod pool;
 pub mod tables;
 pub mod tree;
 

@@ -205,8 +205,9 @@ pub(crate) fn drive_table(r: &Report) -> TextTable {
         ]);
     }
     let tot = &r.total;
+    // A pool workload's total is the pool's logical I/O; the rows above are its members'.
     t.row(vec![
-        "total".into(),
+        r.pool.as_ref().map_or_else(|| "total".into(), |p| format!("pool {} (logical)", p.id)),
         fmt_mb_s(tot.read_mb_s),
         fmt_mb_s(tot.write_mb_s),
         fmt_iops(tot.iops),
@@ -279,6 +280,10 @@ pub fn report_table(r: &Report) -> String {
     if !r.links.is_empty() {
         out.push('\n');
         out.push_str(&link_table(r).render());
+    }
+    if let Some(pool) = crate::pool::pool_section(r) {
+        out.push('\n');
+        out.push_str(&pool);
     }
     out.push('\n');
     let _ = writeln!(out, "bottleneck: {} at {}%", r.bottleneck.id, fmt_pct(r.bottleneck.util));

@@ -286,6 +286,14 @@ fn interrupt_watch() -> Arc<AtomicBool> {
 }
 
 fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
+    if w.pool.is_some() {
+        return Err(usage("--pool names a [[pool]] of a topology: give the topology file".to_string()));
+    }
+    if let Some(c) = &w.client {
+        return Err(usage(format!(
+            "--client {c}: measure runs I/O on this machine's drives; a client's requests over the network are simulated (`iopath simulate --client`)"
+        )));
+    }
     if let Some(n) = &w.workload {
         return Err(usage(format!(
             "--workload {n}: named workloads live in a topology file; give the topology, or the options themselves"
@@ -316,6 +324,9 @@ fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
         copy: if w.copy.is_empty() { None } else { Some(w.copy.clone()) },
         seed: w.seed,
         size: None,
+        // The hardware mode measures the drives of this machine; a client is the simulator's.
+        client: None,
+        ..WorkloadSpec::default()
     })
 }
 

@@ -213,6 +213,21 @@ pub struct WorkloadArgs {
     /// Seed of the random streams
     #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub seed: Option<u64>,
+    /// Run the I/O as this [[client]]'s requests over the network (its NIC, link, protocol)
+    #[arg(long, value_name = "ID", help_heading = "Workload")]
+    pub client: Option<String>,
+    /// Run on a [[pool]] of the topology: offsets are the pool's logical bytes
+    #[arg(long, value_name = "ID", help_heading = "Pool")]
+    pub pool: Option<String>,
+    /// A failed member of the pool (repeatable): degraded I/O, or what --task rebuild rebuilds
+    #[arg(long, value_name = "DRIVE", help_heading = "Pool")]
+    pub failed: Vec<String>,
+    /// How full the pool is ("60%"): ZFS and btrfs scrub and rebuild only allocated space
+    #[arg(long, help_heading = "Pool", allow_hyphen_values = true)]
+    pub fill: Option<String>,
+    /// io (the workload's I/O, default), scrub, or rebuild (of the --failed members)
+    #[arg(long, value_name = "io|scrub|rebuild", help_heading = "Pool")]
+    pub task: Option<String>,
 }
 
 impl WorkloadArgs {
@@ -257,6 +272,11 @@ impl WorkloadArgs {
             copy: if self.copy.is_empty() { None } else { Some(self.copy.clone()) },
             seed: self.seed,
             size: None,
+            client: self.client.clone(),
+            pool: self.pool.clone(),
+            failed: if self.failed.is_empty() { None } else { Some(self.failed.clone()) },
+            fill: self.fill.clone(),
+            task: self.task.clone(),
         };
         Ok(base.merged(&cli))
     }
@@ -278,6 +298,17 @@ pub fn whole_number(name: &str, v: &Option<String>) -> CliResult<Option<u32>> {
 /// [`bind`](iopath_model::bind) as `check` and `measure`; a problem is reported against the
 /// option that named them (`--copy D:X: no drive has id "X"`).
 pub fn check_targets(topo: &Topology, spec: &WorkloadSpec, w: &iopath_model::Workload) -> CliResult<()> {
+    if let Some(c) = &w.client
+        && topo.client(c).is_none()
+    {
+        let ids: Vec<&str> = topo.clients.iter().map(|c| c.id.as_str()).collect();
+        let have = if ids.is_empty() {
+            "it has no [[client]] tables".to_string()
+        } else {
+            format!("its clients are {}", ids.join(", "))
+        };
+        return Err(CliError::usage(anyhow::anyhow!("--client {c}: {} has no client {c:?}; {have}", topo.file)));
+    }
     let ids: Vec<&str> = topo.drives.iter().map(|&d| topo.nodes[d].id.as_str()).collect();
     match iopath_model::bind::bind_workload(&ids, w) {
         Ok(_) => Ok(()),

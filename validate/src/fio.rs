@@ -256,6 +256,8 @@ pub fn to_report(out: &FioOutput, ids: &BTreeMap<String, String>, topology: &str
         covered_s: None,
         warnings: Vec::new(),
         spread: None,
+        pool: None,
+        cpu: Vec::new(),
     }
 }
 

@@ -53,7 +53,12 @@ fn rules(sink: &mut Sink, d: &Draft, ix: NodeIx, pix: NodeIx) {
         }
     } else {
         match (pk, ck) {
-            (Kind::Host | Kind::Switch, Kind::Switch | Kind::Controller) => {}
+            (Kind::Host | Kind::Switch, Kind::Switch | Kind::Controller | Kind::Nic) => {}
+            (Kind::Nic, _) => attach_err(
+                sink,
+                format!("{pid:?} is a NIC and cannot have children"),
+                "attach drives to a controller, port multiplier or expander; clients name a NIC in [[client]] nic = ...",
+            ),
             (Kind::Controller, Kind::Drive) => {}
             (Kind::Controller, Kind::Expander) => {
                 if !sas_controller {

@@ -187,6 +187,8 @@ fn link_ends(nodes: &[Node], ix: NodeIx, pix: NodeIx) -> Option<(LinkSpec, LinkS
     match &n.spec {
         PartSpec::Switch(s) => both(pcie_named(&s.uplink, s.lanes, s.mps, 0), pcie_port()),
         PartSpec::Controller(c) => both(pcie_named(&c.uplink, c.lanes, c.mps, c.mrrs), pcie_port()),
+        // A NIC's PCIe end as a controller's; a virtual one (`internal`) has no link.
+        PartSpec::Nic(nic) => both(pcie_named(&nic.uplink, nic.lanes, nic.mps, 512), pcie_port()),
         PartSpec::PortMultiplier(pm) => p.controller().map(|c| (sata(pm.sata_gen), sata(c.sata_gen))),
         PartSpec::Expander(e) => match p {
             PartSpec::Expander(up) => Some((sas(e.sas_gen, 4), sas(up.sas_gen, 4))),

@@ -11,15 +11,20 @@
 //!    ([`crate::parts`]), every figure a part does not state from its declared default;
 //! 6. [`attach`]: what may attach to what, and ports;
 //! 7. [`links`]: every link derived or checked as written;
-//! 8. [`diagnostics`]: whole-file problems (nothing to model, no drives).
+//! 8. [`diagnostics`]: whole-file problems (nothing to model, no drives);
+//! 9. [`clients`]: the `[[client]]` tables (their NIC, link, protocol) and workloads' `client`.
+//! 10. [`pools`]: the `[[pool]]` tables (members, layout, options) and the pool fields of
+//!     the workloads (pool ids, failed members the layout survives).
 
 pub(crate) mod attach;
+pub(crate) mod clients;
 pub(crate) mod diagnostics;
 pub(crate) mod links;
 pub(crate) mod nodes;
 pub(crate) mod params;
 pub(crate) mod part_file;
 pub(crate) mod parts;
+pub(crate) mod pools;
 pub(crate) mod tree;
 pub(crate) mod workloads;
 
@@ -171,6 +176,40 @@ parent = "sw"
         .unwrap();
         assert_eq!(t.nodes[t.node("sw").unwrap()].link.mps, 128);
         assert_eq!(t.nodes[t.node("n").unwrap()].link.mps, 128);
+    }
+
+    const NIC: &str = "[[node]]\nid = \"hba\"\npart = \"asm1166\"\nparent = \"host\"\n[[node]]\nid = \"nic0\"\npart = \"intel-i226-v\"\nparent = \"host\"\n[[drive]]\nid = \"d\"\npart = \"kingston-dc600m-1920\"\nparent = \"hba\"\n";
+
+    #[test]
+    fn clients_a_client_names_its_nic_link_and_protocol() {
+        let t = load(&format!(
+            "{HEAD}{NIC}[[client]]\nid = \"laptop\"\nnic = \"nic0\"\nlink = \"intel-i225-v\"\nmtu = 9000\n"
+        ))
+        .unwrap();
+        let c = t.client("laptop").unwrap();
+        assert_eq!((c.nic, c.mtu, c.protocol), (t.node("nic0").unwrap(), 9000, crate::net::Protocol::Smb3));
+        assert_eq!(c.link, crate::net::ClientLink::Ethernet { gbps: 2.5 }, "a NIC part's port rate");
+        // The I226-V's PCIe 2.1 x1 end trains at pcie2 x1.
+        let nic = &t.nodes[t.node("nic0").unwrap()];
+        assert_eq!((nic.link.generation, nic.link.lanes), (2, 1));
+    }
+
+    #[test]
+    fn clients_every_problem_is_reported_at_its_value() {
+        let e = load(&format!(
+            "{HEAD}{NIC}[[client]]\nid = \"laptop\"\nnic = \"hba\"\nlink = \"2.5Gbit\"\nmtu = 100000\nprotocol = \"smb\"\n[workload.w]\nclient = \"lapto\"\n"
+        ))
+        .unwrap_err();
+        let keys: Vec<&str> = e.iter().map(|d| d.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["client[0].nic", "client[0].link", "client[0].protocol", "client[0].mtu", "workload.w.client"],
+            "{e:?}"
+        );
+        assert!(e[0].message.contains("\"hba\" is a controller, not a NIC"), "{e:?}");
+        assert!(e[2].message.contains("did you mean \"smb3\""), "{e:?}");
+        assert!(e[4].message.contains("did you mean \"laptop\""), "{e:?}");
+        assert!(e.iter().all(|d| d.line > 0 && d.help.is_some()), "{e:?}");
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub(crate) fn collect(sink: &mut Sink, cat: &Catalog, raw: &RawTopology) -> Draf
             cat,
             &n.part,
             &format!("{key}.part"),
-            &[Kind::Switch, Kind::Controller, Kind::PortMultiplier, Kind::Expander],
+            &[Kind::Switch, Kind::Controller, Kind::PortMultiplier, Kind::Expander, Kind::Nic],
         );
         let kind = part.as_ref().map(|p| p.kind).unwrap_or(Kind::Controller);
         let port = port_of(sink, &n.port, &key);

@@ -53,6 +53,23 @@ pub(crate) fn workload_words(field: &str) -> (&'static str, &'static str) {
             "a file size in quotes (e.g. size = \"1g\")",
             "size is the file size for file targets in the hardware mode",
         ),
+        "client" => (
+            "a [[client]] id in quotes (e.g. client = \"laptop\")",
+            "client runs the workload as that client's requests over the network",
+        ),
+        "pool" => ("a [[pool]] id in quotes (e.g. pool = \"tank\")", "pool runs the workload on a [[pool]]"),
+        "failed" => (
+            "a list of member drive ids in quotes (e.g. failed = [\"d3\"])",
+            "failed names the pool's failed members (degraded mode; what a rebuild rebuilds)",
+        ),
+        "fill" => (
+            "a share of the pool in quotes, above 0% and up to 100% (e.g. fill = \"60%\")",
+            "fill is how full the pool is: ZFS and btrfs scrub and rebuild only allocated space",
+        ),
+        "task" => (
+            "one of io, scrub, rebuild in quotes (e.g. task = \"scrub\")",
+            "task runs the pool's own I/O (io), a scrub, or a rebuild of the failed members",
+        ),
         _ => ("a value", "`iopath schema` lists the workload keys"),
     }
 }
@@ -72,6 +89,11 @@ impl RawWorkload {
             "active" => &self.active,
             "seed" => &self.seed,
             "size" => &self.size,
+            "client" => &self.client,
+            "pool" => &self.pool,
+            "fill" => &self.fill,
+            "task" => &self.task,
+            "failed" => return self.failed.as_ref().and_then(known),
             "drives" => return self.drives.as_ref().and_then(known),
             "copy" => return self.copy.as_ref().and_then(known),
             _ => return None,
@@ -205,8 +227,22 @@ pub(crate) fn check_workloads(
             runtime: text(sink, &w.runtime, "runtime"),
             ramp: text(sink, &w.ramp, "ramp"),
             size: text(sink, &w.size, "size"),
+            client: text(sink, &w.client, "client"),
+            pool: text(sink, &w.pool, "pool"),
+            fill: text(sink, &w.fill, "fill"),
+            task: text(sink, &w.task, "task"),
             ..WorkloadSpec::default()
         };
+        if let Some(list) = &w.failed {
+            let mut names = Vec::new();
+            for (j, v) in list.get_ref().iter().enumerate() {
+                match v.get_ref() {
+                    toml::Value::String(s) => names.push(s.clone()),
+                    _ => type_error(sink, v, "failed", format!("workload.{name}.failed[{j}]")),
+                }
+            }
+            spec.failed = Some(names);
+        }
         if let Some(i) = whole(sink, &w.iodepth, "iodepth") {
             spec.iodepth = u32::try_from(i).ok();
             fits(sink, &w.iodepth, "iodepth", spec.iodepth.is_some());

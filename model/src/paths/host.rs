@@ -27,6 +27,12 @@
 //!   `numjobs` ([`ResourceGraph::job_cpu_cost`]); the closed-form bound, which knows no
 //!   jobs, leaves it out and so stays an upper bound for any job count.
 //!
+//! - CPU work per byte (`cpu.rs`: checksums, parity, encryption, compression of a pool's
+//!   logical I/O) is charged on `host.cpu` too, the same cores ([`ResourceGraph::cpu_work_cost`]);
+//!   on a host whose I/O costs no CPU time (`cpu_per_io_us = 0`) `host.cpu` is still pushed,
+//!   after every other resource, so that work has somewhere to go. No class without CPU
+//!   work is charged on it for that, so no existing allocation changes.
+//!
 //! A host resource joins every class into one component of the fluid allocation, which
 //! makes the simulator re-solve all classes on every change (4x slower on the 1,024-drive
 //! chassis). So a class is charged on it only where the resource can bind: when every
@@ -35,6 +41,7 @@
 //! the workload, and leaving it out changes no allocation.
 
 use super::{Cost, Dir, ResourceGraph, Side};
+use crate::cpu::Kernel;
 use crate::parts::HostFigures;
 use crate::topology::Topology;
 
@@ -43,6 +50,8 @@ use crate::topology::Topology;
 pub(super) struct HostResources {
     cpu: Option<usize>,
     iommu: Option<usize>,
+    /// Where CPU work per byte is charged: `host.cpu` (pushed for it where I/O costs none).
+    work: usize,
     /// Most bytes per second the drives' links can move together (an upper bound).
     max_bytes_per_s: f64,
     /// Per drive node: the core(s) of the jobs driving it, and its link's most bytes/s.
@@ -75,7 +84,10 @@ impl HostResources {
                 jobs[d] = Some((g.push(id, host, Side::Internal, "cpu", f64::NAN), most));
             }
         }
-        HostResources { cpu, iommu, max_bytes_per_s, jobs }
+        // CPU work (checksums, parity, ...) is charged on `host.cpu`; a host whose I/O costs
+        // no CPU time gets the resource anyway, last, so no other index moves.
+        let work = cpu.unwrap_or_else(|| g.push("host.cpu".to_string(), host, Side::Internal, "cpu", f64::NAN));
+        HostResources { cpu, iommu, work, max_bytes_per_s, jobs }
     }
 
     /// What one class of `bs`-byte I/Os costs the host's resources.
@@ -106,6 +118,16 @@ pub fn iommu_read_stall_s_per_byte(h: &HostFigures, dir: Dir) -> f64 {
 }
 
 impl ResourceGraph {
+    /// What `bytes_per_member_byte` bytes of kernel `k` per byte of a class cost the host's
+    /// cores (`host.cpu`), [`crate::cpu::kernel_s_per_byte`] each: the extra cost a pool's
+    /// member class carries for the checksums, parity, encryption or compression of the
+    /// logical I/O it serves. `None` where there is no such work (no bytes, or a rate the
+    /// host states as unbounded).
+    pub fn cpu_work_cost(&self, t: &Topology, k: Kernel, bytes_per_member_byte: f64) -> Option<Cost> {
+        let s_per_byte = crate::cpu::kernel_s_per_byte(t, k) * bytes_per_member_byte;
+        (s_per_byte.is_finite() && s_per_byte > 0.0).then_some(Cost { resource: self.host.work, s_per_byte })
+    }
+
     /// What the jobs driving `drive` cost their cores per byte of `bs`-byte I/Os, `jobs` of
     /// them (`numjobs`): `None` where I/O costs no CPU time, or where even the drive's link
     /// at its raw rate could not keep the jobs' cores busy (then it cannot bind).
@@ -114,5 +136,94 @@ impl ResourceGraph {
         let h = t.host_figures();
         let s_per_byte = h.cpu_per_io_us * 1e-6 / (f64::from(jobs.max(1)) * bs.max(1) as f64);
         (s_per_byte * most >= 1.0).then_some(Cost { resource, s_per_byte })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Catalog;
+    use crate::bound::max_min;
+
+    /// `n` Samsung 990 PRO NVMe drives on their own PCIe 4.0 x4 root ports of a host with
+    /// `params` set.
+    fn nvme(n: usize, params: &str) -> Topology {
+        let mut s = format!("[host]\npart = \"generic-host\"\nparams = {{ {params} }}\n");
+        for i in 0..n {
+            s.push_str(&format!(
+                "[[drive]]\nid = \"n{i}\"\npart = \"samsung-990pro-2tb\"\nparent = \"host\"\nlink = \"pcie4x4\"\n"
+            ));
+        }
+        Topology::parse("t.toml", &s, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Four 990 PRO read 1 MiB blocks, each hashed with SHA-256 on a host of 2 cores at 1,000
+    /// MB/s each. Each drive alone moves ~7,130 MB/s (its PCIe 4.0 x4 link at MPS 256, see
+    /// tests/physics/host.rs), 28,500 MB/s together; the cores hash 2 x 1,000 = 2,000 MB/s.
+    /// Expected: 2,000 MB/s in total, 500 MB/s per drive, bound by `host.cpu` at
+    /// utilization 1. `cpu_per_io_us = 0` leaves the per-I/O cost out, so the work alone
+    /// is checked (and `host.cpu` must exist for it all the same).
+    #[test]
+    fn cpu_work_binds_a_pool_whose_drives_outrun_its_cores() {
+        let t = nvme(4, "cpu_cores = 2, cpu_sha256_mb_s = 1000, cpu_per_io_us = 0");
+        let g = ResourceGraph::new(&t);
+        let cpu = g.resources.iter().position(|r| r.id == "host.cpu").expect("host.cpu exists for CPU work");
+        assert_eq!(cpu, g.resources.len() - 1, "pushed last where I/O costs no CPU time");
+        let flows: Vec<Vec<Cost>> = t
+            .drives
+            .iter()
+            .map(|&d| {
+                let mut c = g.class_costs(&t, d, Dir::Read, 1 << 20, false, true);
+                assert!(c.iter().all(|c| c.resource != cpu), "no CPU cost without CPU work");
+                c.push(g.cpu_work_cost(&t, Kernel::Sha256, 1.0).expect("a cost"));
+                c
+            })
+            .collect();
+        let a = max_min(&flows, g.resources.len(), &[]);
+        let total: f64 = a.rates.iter().sum();
+        assert!((total / 1e6 - 2000.0).abs() < 1.0, "{total}");
+        for r in &a.rates {
+            assert!((r / 1e6 - 500.0).abs() < 0.5, "{r}");
+        }
+        assert!((a.util[cpu] - 1.0).abs() < 1e-9);
+        assert!(a.binding.iter().all(|&b| b == Some(cpu)));
+    }
+
+    /// With fast cores the drives' links bind instead: 2 cores at 100,000 MB/s hash
+    /// 200,000 MB/s, far above the ~28,500 MB/s the four links move, so the CPU is used
+    /// 28,500 / 200,000 = 14% (plus 0.1% for the I/Os) and binds nothing.
+    #[test]
+    fn cpu_work_does_not_bind_fast_cores() {
+        let t = nvme(4, "cpu_cores = 2, cpu_sha256_mb_s = 100000");
+        let g = ResourceGraph::new(&t);
+        let cpu = g.resources.iter().position(|r| r.id == "host.cpu").unwrap();
+        let flows: Vec<Vec<Cost>> = t
+            .drives
+            .iter()
+            .map(|&d| {
+                let mut c = g.class_costs(&t, d, Dir::Read, 1 << 20, false, true);
+                c.extend(g.cpu_work_cost(&t, Kernel::Sha256, 1.0));
+                c
+            })
+            .collect();
+        let a = max_min(&flows, g.resources.len(), &[]);
+        assert!(a.binding.iter().all(|&b| b != Some(cpu)));
+        let total: f64 = a.rates.iter().sum();
+        assert!(a.util[cpu] < 0.2 && a.util[cpu] > 0.1, "{} at {total}", a.util[cpu]);
+    }
+
+    /// Half a byte of P+Q per member byte costs half of a byte's; nothing for no bytes.
+    #[test]
+    fn cpu_work_cost_scales_with_bytes_per_member_byte() {
+        let t = nvme(1, "cpu_cores = 4, cpu_raid_pq_mb_s = 10000");
+        let g = ResourceGraph::new(&t);
+        let one = g.cpu_work_cost(&t, Kernel::RaidPq, 1.0).unwrap();
+        let half = g.cpu_work_cost(&t, Kernel::RaidPq, 0.5).unwrap();
+        // 1 / (10,000 MB/s x 4 cores) = 25 ps per byte.
+        assert!((one.s_per_byte - 2.5e-11).abs() < 1e-21);
+        assert!((half.s_per_byte - one.s_per_byte / 2.0).abs() < 1e-21);
+        assert_eq!(one.resource, half.resource);
+        assert_eq!(g.resources[one.resource].id, "host.cpu");
+        assert!(g.cpu_work_cost(&t, Kernel::RaidPq, 0.0).is_none());
     }
 }

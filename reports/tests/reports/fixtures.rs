@@ -55,6 +55,8 @@ pub fn report(drives: Vec<DriveResult>, bottleneck: &str, util: f64) -> Report {
         covered_s: None,
         warnings: Vec::new(),
         spread: None,
+        pool: None,
+        cpu: Vec::new(),
     }
 }
 

@@ -115,6 +115,8 @@ impl Sim {
             covered_s: self.win.partial.then_some(self.win.reached as f64 * 1e-9),
             warnings,
             spread: None,
+            pool: None,
+            cpu: Vec::new(),
         };
         (report, utils)
     }

@@ -133,6 +133,8 @@ pub(super) fn summarise(
         covered_s: None,
         warnings,
         spread: None,
+        pool: None,
+        cpu: Vec::new(),
     }
 }
 
