@@ -202,6 +202,53 @@ pub fn bind_workload(drive_ids: &[&str], w: &Workload) -> Result<Binding, BindEr
     bind(drive_ids, &w.targets, &w.copies).map_err(|mut e| e.swap_remove(0))
 }
 
+/// A pool workload's pool and failed members, resolved against a topology.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolBinding {
+    /// Index in [`crate::Topology::pools`].
+    pub pool: usize,
+    pub failed: Vec<crate::topology::NodeIx>,
+}
+
+/// Why a pool workload cannot run. Messages name no command-line option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PoolBindError {
+    #[error("no pool has id {id:?}{hint}")]
+    UnknownPool { id: String, hint: String },
+    #[error("{0}")]
+    Failed(#[from] crate::pool::FailedError),
+    #[error("{0}")]
+    Task(String),
+}
+
+/// Resolves a workload's `pool` and `failed` (`None` for a workload on drives): the pool
+/// exists, the failed drives are its members, the layout survives them and can run the task.
+pub fn bind_pool(t: &crate::Topology, w: &Workload) -> Result<Option<PoolBinding>, PoolBindError> {
+    let Some(id) = &w.pool else { return Ok(None) };
+    let Some(pool) = t.pools.iter().position(|p| &p.id == id) else {
+        let ids: Vec<&str> = t.pools.iter().map(|p| p.id.as_str()).collect();
+        let hint = match did_you_mean(&suggest(id, ids.iter().copied())) {
+            h if !h.is_empty() => h,
+            _ if ids.is_empty() => "; the topology has no [[pool]]".to_string(),
+            _ => format!("; the pools are {}", ids.join(", ")),
+        };
+        return Err(PoolBindError::UnknownPool { id: id.clone(), hint });
+    };
+    let p = &t.pools[pool];
+    let mut failed = Vec::new();
+    for f in &w.failed {
+        match t.node(f).filter(|&ix| p.contains(ix)) {
+            Some(ix) => failed.push(ix),
+            None => {
+                return Err(crate::pool::FailedError::NotAMember { pool: id.clone(), drive: f.clone() }.into());
+            }
+        }
+    }
+    p.check_failed(&failed)?;
+    p.check_task(w.task).map_err(PoolBindError::Task)?;
+    Ok(Some(PoolBinding { pool, failed }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

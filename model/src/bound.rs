@@ -272,6 +272,12 @@ fn drive_flow(t: &Topology, g: &ResourceGraph, d: NodeIx, read_share: f64, bs: u
     v
 }
 
+/// The bound of one class with these costs per byte (a pool's logical class,
+/// [`crate::pool::bound`]).
+pub fn bound_of_class(t: &Topology, g: &ResourceGraph, costs: Vec<Cost>, mix: Mix) -> BoundRow {
+    bound_of_flows(t, g, &[costs], mix)
+}
+
 /// Water-fills the drives' flows and names the element that binds.
 fn bound_of_flows(t: &Topology, g: &ResourceGraph, flows: &[Vec<Cost>], mix: Mix) -> BoundRow {
     let a = max_min(flows, g.resources.len(), &[]);

@@ -32,6 +32,8 @@ struct CheckJson<'a> {
     nodes: Vec<TreeNode>,
     bound_bs: u64,
     bound: Vec<BoundRow>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pools: Vec<super::pools::PoolJson>,
 }
 
 fn fmt_rate(v: f64) -> String {
@@ -45,6 +47,7 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
     let g = ResourceGraph::new(&t);
     let nodes = tree(&t, &g);
     let rows = bound_table(&t, &g, bs);
+    let pools = super::pools::pools_json(&t, &g, bs);
     if a.json {
         print_json(&CheckJson {
             topology: &t.name,
@@ -53,6 +56,7 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
             nodes,
             bound_bs: bs,
             bound: rows,
+            pools,
         })?;
         return Ok(0);
     }
@@ -115,6 +119,7 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
             chunk[2].binding
         );
     }
+    s.push_str(&super::pools::pools_section(&pools, bs));
     s.push_str(&drive_notes_section(&t));
     s.push_str(&defaulted_figures_section(&t));
     print_text(&s)?;

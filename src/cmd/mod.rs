@@ -10,6 +10,7 @@ pub mod exit;
 pub mod fit;
 pub mod measure;
 pub mod output;
+pub mod pools;
 pub mod report;
 pub mod schema;
 pub mod simulate;
@@ -308,6 +309,9 @@ pub fn check_targets(topo: &Topology, spec: &WorkloadSpec, w: &iopath_model::Wor
             format!("its clients are {}", ids.join(", "))
         };
         return Err(CliError::usage(anyhow::anyhow!("--client {c}: {} has no client {c:?}; {have}", topo.file)));
+    }
+    if let Err(e) = iopath_model::bind::bind_pool(topo, w) {
+        return Err(CliError::usage(anyhow::anyhow!("--pool {}: {e}", w.pool.as_deref().unwrap_or_default())));
     }
     let ids: Vec<&str> = topo.drives.iter().map(|&d| topo.nodes[d].id.as_str()).collect();
     match iopath_model::bind::bind_workload(&ids, w) {

@@ -13,10 +13,12 @@
 //!   sectors, parity per row and padding to a multiple of `p + 1` (`vdev_raidz_asize`);
 //! - [`unraid`]: independent data disks and one or two parity disks (read-modify-write or
 //!   turbo reconstruct-write);
-//! - [`maint`]: scrub and rebuild as a sequence of stripe fanouts with their totals.
+//! - [`maint`]: scrub and rebuild as a sequence of stripe fanouts with their totals;
+//! - [`bound`]: the closed-form bound of a pool workload (one logical class).
 //!
 //! Offsets and lengths are bytes. A member offset is from the start of the member drive.
 
+pub mod bound;
 pub mod btrfs;
 pub mod maint;
 pub mod md;
