@@ -73,7 +73,7 @@ pub enum PointProblem {
 pub fn check_runnable(t: &Topology, w: &Workload) -> Result<(), SimError> {
     let targets = target_drives(t, w)?;
     // The same count `simulate` refuses on (run.rs): a copy is one job, else numjobs per drive.
-    let jobs = if w.copies.is_empty() { targets.len() as u64 * u64::from(w.numjobs) } else { w.copies.len() as u64 };
+    let jobs = crate::run::jobs_count(w, targets.len());
     if jobs * u64::from(w.iodepth) > MAX_OUTSTANDING_IOS {
         return Err(SimError::TooManyIos { jobs, iodepth: w.iodepth, max: MAX_OUTSTANDING_IOS });
     }

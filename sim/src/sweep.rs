@@ -29,7 +29,8 @@ pub enum SweepError {
     Axis(String),
 }
 
-const WORKLOAD_PARAMS: &[&str] = &["active", "bs", "iodepth", "numjobs", "rwmixread", "region", "rw", "runtime"];
+const WORKLOAD_PARAMS: &[&str] =
+    &["active", "bs", "iodepth", "numjobs", "rwmixread", "region", "rw", "runtime", "pool", "fill"];
 
 impl Axis {
     /// Parses `PARAM=V1,V2` or a range `1..6` / `0..100:10` for numeric workload axes.
@@ -89,6 +90,10 @@ pub fn apply_workload(spec: &mut WorkloadSpec, param: &str, v: &str) -> Result<(
         "region" => spec.region = Some(v.to_string()),
         "rw" => spec.rw = Some(v.to_string()),
         "runtime" => spec.runtime = Some(v.to_string()),
+        // Pools (a pool's logical totals are the point's value): one pool against another
+        // on the same host, a scrub or rebuild at several fill levels.
+        "pool" => spec.pool = Some(v.to_string()),
+        "fill" => spec.fill = Some(v.to_string()),
         _ => return Err(format!("{param} is not a workload option")),
     }
     Ok(())
@@ -110,6 +115,11 @@ fn json_value(v: &str) -> serde_json::Value {
 
 /// The closed-form bound on total MB/s for a workload on a topology.
 pub fn workload_bound(t: &Topology, w: &Workload) -> Option<f64> {
+    if w.pool.is_some() {
+        // A pool's bound is on its logical bytes, not the members' sum (to wire: the pool
+        // part's closed form).
+        return None;
+    }
     let g = ResourceGraph::new(t);
     let drives = target_drives(t, w).ok()?;
     // A copy reads one drive and writes another: over the pair, half the bytes are reads.
@@ -363,6 +373,57 @@ struct Mean {
     mb_s: (f64, f64),
     iops: (f64, f64),
     warnings: Vec<String>,
+    /// A pool run's section: sums of the same kinds as above.
+    pool: Option<PoolMean>,
+}
+
+/// Running sums of a pool section over replications: rates, latencies, overhead, a
+/// maintenance task's rates and hours are means; bytes and I/O counts are sums.
+#[derive(Default)]
+struct PoolMean {
+    rates: [f64; 8],
+    lat_max: f64,
+    counts: [u64; 5],
+    maint: Vec<[f64; 2]>,
+}
+
+impl PoolMean {
+    fn add(&mut self, p: &iopath_model::report::PoolResult) {
+        let l = &p.lat_us;
+        let v = [p.read_mb_s, p.write_mb_s, p.mb_s, p.iops, l.mean, l.p50, l.p99, p.overhead];
+        for (s, v) in self.rates.iter_mut().zip(v) {
+            *s += v;
+        }
+        self.lat_max = self.lat_max.max(l.max);
+        let c = [p.read_bytes, p.write_bytes, p.ios, p.member_read_bytes, p.member_write_bytes];
+        for (s, v) in self.counts.iter_mut().zip(c) {
+            *s += v;
+        }
+        if let Some(m) = &p.maintenance {
+            let v = std::iter::once([m.rate_mb_s, m.hours]).chain(m.segments.iter().map(|s| [s.rate_mb_s, s.hours]));
+            self.maint.resize(1 + m.segments.len(), [0.0; 2]);
+            for (s, v) in self.maint.iter_mut().zip(v) {
+                s[0] += v[0];
+                s[1] += v[1];
+            }
+        }
+    }
+
+    fn finish(&self, p: &mut iopath_model::report::PoolResult, k: f64) {
+        let [read, write, mb, iops, mean, p50, p99, overhead] = self.rates.map(|v| v / k);
+        (p.read_mb_s, p.write_mb_s, p.mb_s, p.iops, p.overhead) = (read, write, mb, iops, overhead);
+        (p.lat_us.mean, p.lat_us.p50, p.lat_us.p99, p.lat_us.max) = (mean, p50, p99, self.lat_max);
+        [p.read_bytes, p.write_bytes, p.ios, p.member_read_bytes, p.member_write_bytes] = self.counts;
+        if let Some(m) = p.maintenance.as_mut() {
+            let mut it = self.maint.iter().map(|s| [s[0] / k, s[1] / k]);
+            if let Some([rate, hours]) = it.next() {
+                (m.rate_mb_s, m.hours) = (rate, hours);
+            }
+            for (seg, [rate, hours]) in m.segments.iter_mut().zip(it) {
+                (seg.rate_mb_s, seg.hours) = (rate, hours);
+            }
+        }
+    }
 }
 
 impl Mean {
@@ -383,6 +444,7 @@ impl Mean {
             iops: (f64::INFINITY, 0.0),
             warnings: Vec::new(),
             k: 0,
+            pool: r.pool.as_ref().map(|_| PoolMean::default()),
             base: r,
         };
         let first = m.base.clone();
@@ -433,6 +495,9 @@ impl Mean {
                 self.warnings.push(w.clone());
             }
         }
+        if let (Some(m), Some(p)) = (self.pool.as_mut(), &x.pool) {
+            m.add(p);
+        }
     }
 
     fn finish(self, w: &Workload, graph: &ResourceGraph) -> Report {
@@ -472,6 +537,9 @@ impl Mean {
         r.partial = false;
         r.covered_s = None;
         r.warnings = self.warnings;
+        if let (Some(m), Some(p)) = (&self.pool, r.pool.as_mut()) {
+            m.finish(p, k);
+        }
         r.spread = Some(Spread {
             replications: self.k,
             mb_s_min: self.mb_s.0,

@@ -4,11 +4,35 @@ use super::*;
 
 impl Sim {
     pub(super) fn issue(&mut self, j: u32) {
+        if self.pool.is_some() {
+            return self.pool_issue(j);
+        }
         let now = self.sched.now().nanos();
+        let Some((read, offset, bs)) = self.next_job_io(j, now) else { return };
+        let job = &self.jobs[j as usize];
+        let drive = job.drive;
+        let copy_to = job.copy_to;
+        let io = self.alloc_io(Io {
+            job: j,
+            drive,
+            stage: if read { Stage::Read } else { Stage::Write },
+            offset,
+            len: bs,
+            start: now,
+            pm: None,
+            copy_to,
+            parent: NO_PARENT,
+        });
+        self.begin_command(io);
+    }
+
+    /// Job `j`'s next I/O (read?, offset, length) over its region, counted as issued and
+    /// outstanding; `None` once the job has stopped (time limit or byte budget reached).
+    pub(super) fn next_job_io(&mut self, j: u32, now: u64) -> Option<(bool, f64, f64)> {
         let job = &mut self.jobs[j as usize];
         if job.stopped || job.until.is_some_and(|u| now >= u) || job.budget.is_some_and(|b| job.issued >= b) {
             job.stopped = true;
-            return;
+            return None;
         }
         let bs = job.bs;
         let read = job.read_share >= 1.0 || (job.read_share > 0.0 && job.rng.random::<f64>() < job.read_share);
@@ -25,19 +49,7 @@ impl Sim {
         };
         job.issued += bs;
         job.outstanding += 1;
-        let drive = job.drive;
-        let copy_to = job.copy_to;
-        let io = self.alloc_io(Io {
-            job: j,
-            drive,
-            stage: if read { Stage::Read } else { Stage::Write },
-            offset,
-            len: bs,
-            start: now,
-            pm: None,
-            copy_to,
-        });
-        self.begin_command(io);
+        Some((read, offset, bs))
     }
 
     /// A command leaves the host for its drive (first for a copy's read, again for its write).
@@ -252,6 +264,12 @@ impl Sim {
             st.last = now;
             st.used = true;
             self.win.completed += 1;
+        }
+        let parent = self.ios[io as usize].parent;
+        if parent != NO_PARENT {
+            self.free_ios.push(io);
+            self.member_done(parent, d);
+            return;
         }
         if stage == Stage::Read
             && let Some(dst) = copy_to

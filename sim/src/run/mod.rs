@@ -25,6 +25,7 @@ mod events;
 mod flash;
 mod hdd_queue;
 mod pm;
+mod pool;
 mod report;
 mod setup;
 mod targets;
@@ -34,7 +35,10 @@ use crate::hdd::{HddGeometry, ReadAhead, WriteBack};
 use hdrhistogram::Histogram;
 use iopath_model::bound::MaxMin;
 use iopath_model::paths::{Cost, Dir, ResourceGraph, Side, pm_uses_fbs};
-use iopath_model::report::{Bottleneck, Cost as RunCost, DriveResult, Latency, LinkUtil, Report, ReportKind, Total};
+use iopath_model::pool::Task;
+use iopath_model::report::{
+    Bottleneck, Cost as RunCost, DriveResult, Latency, LinkUtil, PoolResult, Report, ReportKind, Total,
+};
 use iopath_model::topology::{NodeIx, Topology};
 use iopath_model::units::{SimDuration, SimTime};
 use iopath_model::workload::Workload;
@@ -45,8 +49,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use alloc::{Alloc, account};
 use pm::{PmSt, PmSwitch};
+use pool::{NO_PARENT, PoolSt};
 pub(crate) use report::bottleneck_of;
 use report::{LAT_UNIT_NS, new_histogram};
+pub(crate) use setup::jobs_count;
 pub use targets::target_drives;
 
 /// Why a workload cannot run on a topology (a usage error).
@@ -70,6 +76,13 @@ pub enum SimError {
         jobs * u64::from(*iodepth)
     )]
     TooManyIos { jobs: u64, iodepth: u32, max: u64 },
+    #[error("no pool has id {id:?}{hint}")]
+    UnknownPool { id: String, hint: String },
+    #[error("{id:?} is not a member of pool {pool:?} (its members: {members})")]
+    NotAMember { id: String, pool: String, members: String },
+    /// The failed members are more than the pool survives.
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// Options of a run that are not part of the workload.
@@ -97,14 +110,34 @@ const DEFAULT_HDD_RUNTIME_S: f64 = 20.0;
 
 #[derive(Debug, Clone, Copy)]
 enum Ev {
-    Issue { job: u32 },
-    AtPort { io: u32 },
-    Submitted { io: u32 },
-    DriveDone { io: u32 },
-    UnitDone { io: u32 },
-    HddDone { drive: u32 },
-    DataReady { io: u32 },
-    Completed { io: u32 },
+    Issue {
+        job: u32,
+    },
+    AtPort {
+        io: u32,
+    },
+    Submitted {
+        io: u32,
+    },
+    DriveDone {
+        io: u32,
+    },
+    UnitDone {
+        io: u32,
+    },
+    HddDone {
+        drive: u32,
+    },
+    DataReady {
+        io: u32,
+    },
+    Completed {
+        io: u32,
+    },
+    /// A pool's logical I/O issues its first phase (after a client's request round trip).
+    LogicalStart {
+        l: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,6 +157,8 @@ struct Io {
     pm: Option<u32>,
     /// The I/O is the read half of a copy; its write half follows.
     copy_to: Option<u32>,
+    /// The logical I/O this member I/O serves (`pool::NO_PARENT` for per-drive jobs).
+    parent: u32,
 }
 
 struct Job {
@@ -231,6 +266,14 @@ pub(crate) fn simulate_with_utils(
     w: &Workload,
     opts: &SimOptions,
 ) -> Result<(Report, Vec<f64>), SimError> {
+    if w.pool.is_some() && w.task != Task::Io {
+        let start = opts.wall_clock.map(|c| c());
+        let (mut r, utils) = pool::simulate_maintenance(t, w, opts)?;
+        if let (Some(clock), Some(start)) = (opts.wall_clock, start) {
+            r.cost.wall_s = clock() - start;
+        }
+        return Ok((r, utils));
+    }
     let mut s = Sim::new(t, w)?;
     s.wall_start = opts.wall_clock.map(|c| c());
     s.run(opts.cancel);
@@ -247,7 +290,9 @@ fn plan(t: &Topology, w: &Workload, targets: &[NodeIx]) -> (bool, u64, u64) {
     let any_hdd = targets.iter().any(|&d| t.drive_figures(d).is_hdd());
     let sequential = !w.rw.is_random();
     // Without a runtime, a sequential job given a region reads (writes) it once.
-    let coverage = w.runtime.is_none() && sequential && w.region_given;
+    // A scrub or rebuild is projected from time-based windows (`pool.rs`).
+    let maintenance = w.pool.is_some() && w.task != Task::Io;
+    let coverage = w.runtime.is_none() && sequential && w.region_given && !maintenance;
     let runtime_ns = match w.runtime {
         Some(r) => r.nanos(),
         None => SimDuration::from_secs_f64(if any_hdd { DEFAULT_HDD_RUNTIME_S } else { DEFAULT_SSD_RUNTIME_S }).nanos(),
@@ -283,6 +328,8 @@ struct Sim {
     win: Window,
     iodepth: u32,
     wall_start: Option<f64>,
+    /// A pool workload's logical I/Os (`None`: per-drive jobs, today's run exactly).
+    pool: Option<Box<PoolSt>>,
 }
 
 /// The measured window [ns] and the run's progress: what the statistics are taken over.
@@ -365,6 +412,7 @@ impl Sim {
             Ev::HddDone { drive } => self.hdd_done(drive),
             Ev::DataReady { io } => self.start_transfer(io),
             Ev::Completed { io } => self.completed(io),
+            Ev::LogicalStart { l } => self.start_phase(l),
         }
     }
 }

@@ -94,6 +94,10 @@ impl Sim {
                 if self.win.time_based { sim_s } else { self.win.end as f64 * 1e-9 }
             ));
         }
+        let pool = self.pool_result(window_ns);
+        if let Some((_, logical)) = &pool {
+            total = logical.clone();
+        }
         let report = Report {
             schema_version: iopath_model::report::SCHEMA_VERSION,
             kind: ReportKind::Simulated,
@@ -115,8 +119,8 @@ impl Sim {
             covered_s: self.win.partial.then_some(self.win.reached as f64 * 1e-9),
             warnings,
             spread: None,
-            pool: None,
-            cpu: Vec::new(),
+            pool: pool.map(|(p, _)| p),
+            cpu: self.pool_cpu_use(if self.win.time_based { window_ns } else { self.win.end as f64 }),
         };
         (report, utils)
     }
@@ -170,7 +174,7 @@ pub(super) fn new_histogram() -> Histogram<u32> {
     Histogram::new_with_bounds(1, 36_000_000_000, 2).expect("valid histogram bounds")
 }
 
-pub(super) fn latency(h: &Histogram<u32>, sum_ns: f64, n: u64) -> Latency {
+pub(crate) fn latency(h: &Histogram<u32>, sum_ns: f64, n: u64) -> Latency {
     if n == 0 {
         return Latency::default();
     }

@@ -5,15 +5,18 @@ use super::*;
 
 impl Sim {
     pub(super) fn new(t: &Topology, w: &Workload) -> Result<Sim, SimError> {
+        Sim::with_segment(t, w, 0)
+    }
+
+    /// A run's state; a pool's scrub or rebuild walks part `segment` of its plan (`pool.rs`).
+    pub(super) fn with_segment(t: &Topology, w: &Workload, segment: u64) -> Result<Sim, SimError> {
         let targets = target_drives(t, w)?;
-        let jobs_n =
-            if w.copies.is_empty() { targets.len() as u64 * u64::from(w.numjobs) } else { w.copies.len() as u64 };
+        let jobs_n = jobs_count(w, targets.len());
         let outstanding = jobs_n * u64::from(w.iodepth);
         if outstanding > MAX_OUTSTANDING_IOS {
             return Err(SimError::TooManyIos { jobs: jobs_n, iodepth: w.iodepth, max: MAX_OUTSTANDING_IOS });
         }
         let graph = ResourceGraph::new(t);
-        let bs = w.bs.get() as f64;
         let (coverage, ramp_ns, runtime_ns) = plan(t, w, &targets);
         // Port multipliers in use.
         let mut pms: Vec<PmSt> = Vec::new();
@@ -24,6 +27,7 @@ impl Sim {
                 pms.push(PmSt::new(!pm_uses_fbs(t, ix), pm.cbs_handover_us));
             }
         }
+        let pool_setup = pool::setup(t, w)?;
         let mut sched = Scheduler::default();
         let mut drives = Vec::new();
         let mut classes = Vec::new();
@@ -54,10 +58,19 @@ impl Sim {
             let mut class = [0u32; 2];
             for (k, dir) in [Dir::Read, Dir::Write].into_iter().enumerate() {
                 class[k] = classes.len() as u32;
-                let mut costs = graph.class_costs(t, d, dir, w.bs.get(), random, false);
-                costs.extend(graph.job_cpu_cost(t, d, w.bs.get(), w.numjobs));
+                // A pool's member classes: at the mean member I/O size, with the pool's own
+                // costs per member byte (`pool.rs`).
+                let bs = pool_setup.as_ref().map_or(w.bs.get(), |p| p.class_bs(d, k, w.bs.get()));
+                let mut costs = graph.class_costs(t, d, dir, bs, random, false);
+                match &pool_setup {
+                    None => costs.extend(graph.job_cpu_cost(t, d, bs, w.numjobs)),
+                    Some(p) => {
+                        costs.extend(p.extra_costs(t, &graph, k));
+                        costs = pool::merged(costs);
+                    }
+                }
                 let mut cl = Class::new(costs);
-                if let (Some(p), Some(sw)) = (pm, graph.fbs_switch_cost(t, d, w.bs.get())) {
+                if let (Some(p), Some(sw)) = (pm, graph.fbs_switch_cost(t, d, bs)) {
                     cl.pm_switch = fbs_switch_of(&cl.costs, p, sw);
                     pms[p as usize].fbs_classes.push((class[k], drives.len() as u32));
                 }
@@ -92,68 +105,21 @@ impl Sim {
                 st: DriveStats::new(),
             });
         }
-        let slot_of = |d: NodeIx| targets.iter().position(|&x| x == d).expect("target drive") as u32;
-        let mut jobs = Vec::new();
         let mut seed_index = 0u64;
         let mut new_rng = || {
             seed_index += 1;
             ChaCha8Rng::seed_from_u64(w.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed_index)
         };
-        let region_of = |slot: u32| -> f64 {
-            let cap = t.drive_figures(targets[slot as usize]).capacity_gb * 1e9;
-            ((cap * w.region / bs).floor() * bs).max(bs)
-        };
-        let ssd_until = |slot: u32| -> Option<u64> {
-            (coverage && !t.drive_figures(targets[slot as usize]).is_hdd()).then_some(runtime_ns)
-        };
-        let hdd_budget = |slot: u32| -> Option<f64> {
-            (coverage && t.drive_figures(targets[slot as usize]).is_hdd()).then(|| region_of(slot))
-        };
-        if !w.copies.is_empty() {
-            for c in &w.copies {
-                let src = slot_of(t.drives.iter().copied().find(|&d| t.nodes[d].id == c.from).expect("checked"));
-                let dst = slot_of(t.drives.iter().copied().find(|&d| t.nodes[d].id == c.to).expect("checked"));
-                let region = region_of(src).min(region_of(dst));
-                jobs.push(Job {
-                    drive: src,
-                    copy_to: Some(dst),
-                    read_share: 1.0,
-                    random: false,
-                    next_off: 0.0,
-                    region,
-                    bs,
-                    rng: new_rng(),
-                    budget: hdd_budget(src).map(|b| b.min(region)),
-                    issued: 0.0,
-                    until: ssd_until(src).and(ssd_until(dst)),
-                    stopped: false,
-                    outstanding: 0,
-                });
+        let jobs = match &pool_setup {
+            Some(p) => {
+                let any_hdd = targets.iter().any(|&d| t.drive_figures(d).is_hdd());
+                p.jobs(w, coverage, (coverage && !any_hdd).then_some(runtime_ns), &mut new_rng)
             }
-        } else {
-            for slot in 0..targets.len() as u32 {
-                let region = region_of(slot);
-                for k in 0..w.numjobs {
-                    let start = ((region / f64::from(w.numjobs) * f64::from(k)) / bs).floor() * bs;
-                    jobs.push(Job {
-                        drive: slot,
-                        copy_to: None,
-                        read_share: w.rw.read_share(w.rwmixread),
-                        random,
-                        next_off: start,
-                        region,
-                        bs,
-                        rng: new_rng(),
-                        budget: hdd_budget(slot).map(|b| b / f64::from(w.numjobs)),
-                        issued: 0.0,
-                        until: ssd_until(slot),
-                        stopped: false,
-                        outstanding: 0,
-                    });
-                }
-            }
-        }
+            None => drive_jobs(t, w, &targets, coverage, runtime_ns, &mut new_rng),
+        };
         let alloc = Alloc::new(&classes, graph.resources.len());
+        let iodepth = pool_setup.as_ref().map_or(w.iodepth, |p| p.iodepth(t, w, jobs_n));
+        let pool = pool_setup.map(|p| p.into_state(t, &graph, &targets, jobs_n as usize, segment));
         let win = Window::new(coverage, ramp_ns, runtime_ns);
         Ok(Sim {
             sched,
@@ -166,9 +132,95 @@ impl Sim {
             pms,
             alloc,
             win,
-            iodepth: w.iodepth,
+            iodepth,
             wall_start: None,
+            pool,
         })
+    }
+}
+
+/// The jobs of a per-drive workload: one per copy, else `numjobs` on each target drive, each
+/// starting at its share of the drive's region (a run that covers the regions once: an HDD's
+/// job stops after its share of the bytes, an SSD's at the runtime).
+fn drive_jobs(
+    t: &Topology,
+    w: &Workload,
+    targets: &[NodeIx],
+    coverage: bool,
+    runtime_ns: u64,
+    new_rng: &mut impl FnMut() -> ChaCha8Rng,
+) -> Vec<Job> {
+    let bs = w.bs.get() as f64;
+    let random = w.rw.is_random();
+    let slot_of = |d: NodeIx| targets.iter().position(|&x| x == d).expect("target drive") as u32;
+    let mut jobs = Vec::new();
+    let region_of = |slot: u32| -> f64 {
+        let cap = t.drive_figures(targets[slot as usize]).capacity_gb * 1e9;
+        ((cap * w.region / bs).floor() * bs).max(bs)
+    };
+    let ssd_until = |slot: u32| -> Option<u64> {
+        (coverage && !t.drive_figures(targets[slot as usize]).is_hdd()).then_some(runtime_ns)
+    };
+    let hdd_budget = |slot: u32| -> Option<f64> {
+        (coverage && t.drive_figures(targets[slot as usize]).is_hdd()).then(|| region_of(slot))
+    };
+    if !w.copies.is_empty() {
+        for c in &w.copies {
+            let src = slot_of(t.drives.iter().copied().find(|&d| t.nodes[d].id == c.from).expect("checked"));
+            let dst = slot_of(t.drives.iter().copied().find(|&d| t.nodes[d].id == c.to).expect("checked"));
+            let region = region_of(src).min(region_of(dst));
+            jobs.push(Job {
+                drive: src,
+                copy_to: Some(dst),
+                read_share: 1.0,
+                random: false,
+                next_off: 0.0,
+                region,
+                bs,
+                rng: new_rng(),
+                budget: hdd_budget(src).map(|b| b.min(region)),
+                issued: 0.0,
+                until: ssd_until(src).and(ssd_until(dst)),
+                stopped: false,
+                outstanding: 0,
+            });
+        }
+    } else {
+        for slot in 0..targets.len() as u32 {
+            let region = region_of(slot);
+            for k in 0..w.numjobs {
+                let start = ((region / f64::from(w.numjobs) * f64::from(k)) / bs).floor() * bs;
+                jobs.push(Job {
+                    drive: slot,
+                    copy_to: None,
+                    read_share: w.rw.read_share(w.rwmixread),
+                    random,
+                    next_off: start,
+                    region,
+                    bs,
+                    rng: new_rng(),
+                    budget: hdd_budget(slot).map(|b| b / f64::from(w.numjobs)),
+                    issued: 0.0,
+                    until: ssd_until(slot),
+                    stopped: false,
+                    outstanding: 0,
+                });
+            }
+        }
+    }
+    jobs
+}
+
+/// How many jobs a workload runs: one per copy, else `numjobs` on a pool or on each drive.
+pub(crate) fn jobs_count(w: &Workload, targets: usize) -> u64 {
+    if w.pool.is_some() && w.task != iopath_model::pool::Task::Io {
+        1
+    } else if w.pool.is_some() {
+        u64::from(w.numjobs)
+    } else if w.copies.is_empty() {
+        targets as u64 * u64::from(w.numjobs)
+    } else {
+        w.copies.len() as u64
     }
 }
 
