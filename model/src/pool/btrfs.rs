@@ -21,8 +21,8 @@ use super::{BTRFS_STRIPE_LEN, Fanout, Layout, LogicalIo, MemberIo, PAGE, Pool};
 use crate::topology::NodeIx;
 use std::collections::BTreeSet;
 
-/// btrfs data block group size (1 GiB, fs/btrfs/volumes.c `BTRFS_MAX_DATA_CHUNK_SIZE` is
-/// 10 GiB but data chunks are allocated 1 GiB per device stripe).
+/// btrfs's data chunk stripe per device: 1 GiB (fs/btrfs/volumes.c: data block groups get
+/// `max_stripe_size = SZ_1G` on file systems over 50 GiB).
 pub const BLOCK_GROUP: u64 = 1 << 30;
 
 pub(crate) fn map(pool: &Pool, io: LogicalIo, failed: &[NodeIx]) -> Fanout {

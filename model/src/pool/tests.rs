@@ -77,3 +77,265 @@ fn a_4k_write_on_an_8_disk_raid6_with_512k_chunks_is_a_read_modify_write() {
     assert_eq!(drives(&f.phases[0]), [(3, 0, 4096), (4, 0, 4096), (5, 0, 4096)]);
     assert_eq!(drives(&f.phases[1]), [(1, 0, 4096), (2, 0, 4096), (6, 0, 4096)]);
 }
+
+fn ios(ph: &[MemberIo]) -> Vec<(NodeIx, u64, u64)> {
+    ph.iter().map(|m| (m.drive, m.offset, m.len)).collect()
+}
+
+#[test]
+fn raid5_full_stripe_writes_read_nothing_and_partial_ones_choose_the_fewer_reads() {
+    // 4 members, 512 KiB chunks: a row holds 3 x 512 KiB of data. Row 0: P on member
+    // 4 - 1 - 0 = 3 (drive 4), data i on (3 + 1 + i) % 4 = i (drives 1, 2, 3).
+    let p = pool(Layout::Raid5, 4, 1 << 40);
+    let full = p.map_io(LogicalIo::new(true, 0, (3 * 512) << 10), &[]);
+    assert_eq!(full.phases.len(), 1, "no read phase");
+    // 1.5 MiB of data x 4 / 3 = 2 MiB: 512 KiB on every member.
+    assert_eq!(ios(&full.phases[0]), [(1, 0, 512 << 10), (2, 0, 512 << 10), (3, 0, 512 << 10), (4, 0, 512 << 10)]);
+    // Row 1: P on member 2 (drive 3), data on members 3, 0, 1 (drives 4, 1, 2).
+    let row1 = p.map_io(LogicalIo::new(false, (3 * 512) << 10, 4096), &[]);
+    assert_eq!(ios(&row1.phases[0]), [(4, 512 << 10, 4096)]);
+    // A 4 KiB write on 4 members: RMW reads old data + P = 2 pages, RCW the other 2 data
+    // pages: a tie, so RCW (drives 2 and 3), then data + P are written.
+    let part = p.map_io(LogicalIo::new(true, 0, 4096), &[]);
+    assert_eq!(ios(&part.phases[0]), [(2, 0, 4096), (3, 0, 4096)]);
+    assert_eq!(ios(&part.phases[1]), [(1, 0, 4096), (4, 0, 4096)]);
+    // On 5 members RCW would read 3 pages: RMW (old data on drive 1, P on drive 5) wins.
+    let p5 = pool(Layout::Raid5, 5, 1 << 40);
+    let part = p5.map_io(LogicalIo::new(true, 0, 4096), &[]);
+    assert_eq!(ios(&part.phases[0]), [(1, 0, 4096), (5, 0, 4096)]);
+    assert_eq!(ios(&part.phases[1]), [(1, 0, 4096), (5, 0, 4096)]);
+    assert_eq!(part.cpu_bytes(crate::cpu::Kernel::Xor), 2 * 4096, "old and new data XORed into P");
+}
+
+#[test]
+fn mirror_reads_one_side_with_the_other_as_alternative_and_writes_both() {
+    let p = pool(Layout::Mirror, 2, 1 << 40);
+    let r = p.map_io(LogicalIo::new(false, 1 << 20, 128 << 10), &[]);
+    assert_eq!(r.phases[0].len(), 1);
+    assert_eq!(
+        (r.phases[0][0].drive, r.phases[0][0].offset, r.phases[0][0].alternatives.clone()),
+        (1, 1 << 20, vec![2])
+    );
+    let w = p.map_io(LogicalIo::new(true, 1 << 20, 128 << 10), &[]);
+    assert_eq!(ios(&w.phases[0]), [(1, 1 << 20, 128 << 10), (2, 1 << 20, 128 << 10)]);
+    // Degraded: the survivor alone.
+    let r = p.map_io(LogicalIo::new(false, 0, 4096), &[1]);
+    assert_eq!((r.phases[0][0].drive, r.phases[0][0].alternatives.len()), (2, 0));
+    // RAID 10 near-2 over 4: chunk 0 on members 0 and 1, chunk 1 on 2 and 3, chunk 2 on 0
+    // and 1 one chunk down.
+    let p = pool(Layout::Raid10, 4, 1 << 40);
+    let w = p.map_io(LogicalIo::new(true, (2 * 512) << 10, 4096), &[]);
+    assert_eq!(ios(&w.phases[0]), [(1, 512 << 10, 4096), (2, 512 << 10, 4096)]);
+}
+
+#[test]
+fn unraid_rmw_reads_data_and_parity_and_turbo_reads_the_other_data_disks() {
+    // 4 data disks + 1 parity (drive 5). Offset 0 is on data disk 0 (drive 1).
+    let mut p = pool(Layout::Unraid, 5, 1_000_000_000_000);
+    let f = p.map_io(LogicalIo::new(true, 0, 64 << 10), &[]);
+    // RMW: read old data and old parity, write both: the parity disk does 2 I/Os.
+    assert_eq!(ios(&f.phases[0]), [(1, 0, 64 << 10), (5, 0, 64 << 10)]);
+    assert_eq!(ios(&f.phases[1]), [(1, 0, 64 << 10), (5, 0, 64 << 10)]);
+    p.write_mode = WriteMode::Turbo;
+    let f = p.map_io(LogicalIo::new(true, 0, 64 << 10), &[]);
+    // Turbo: read the three other data disks, then write data + parity.
+    assert_eq!(ios(&f.phases[0]), [(2, 0, 64 << 10), (3, 0, 64 << 10), (4, 0, 64 << 10)]);
+    assert_eq!(ios(&f.phases[1]), [(1, 0, 64 << 10), (5, 0, 64 << 10)]);
+    // Reads touch one disk; the second data disk starts at 1e12.
+    let r = p.map_io(LogicalIo::new(false, 1_000_000_000_000 + 4096, 4096), &[]);
+    assert_eq!(ios(&r.phases[0]), [(2, 4096, 4096)]);
+    assert_eq!(p.usable(), 4_000_000_000_000);
+}
+
+#[test]
+fn btrfs_raid1_reads_the_copy_of_the_readers_pid() {
+    let p = pool(Layout::BtrfsRaid1, 2, 1 << 40);
+    let read = |job: u32| {
+        let f = p.map_io(LogicalIo { job, ..LogicalIo::new(false, 8 << 20, 1 << 20) }, &[]);
+        (f.phases[0].len(), f.phases[0][0].drive, f.phases[0][0].alternatives.len())
+    };
+    // pid % 2: job 0 copy 0 (drive 1), job 1 copy 1 (drive 2), job 2 copy 0 again; no
+    // alternatives, the choice is fixed.
+    assert_eq!([read(0), read(1), read(2)], [(1, 1, 0), (1, 2, 0), (1, 1, 0)]);
+    // crc32c over the logical bytes.
+    let f = p.map_io(LogicalIo::new(false, 0, 1 << 20), &[]);
+    assert_eq!(f.cpu_bytes(crate::cpu::Kernel::Crc32c), 1 << 20);
+    // A failed copy-0 device: job 0 falls to the next live copy.
+    let f = p.map_io(LogicalIo::new(false, 0, 4096), &[1]);
+    assert_eq!(f.phases[0][0].drive, 2);
+}
+
+#[test]
+fn a_degraded_raid6_read_reads_the_rest_of_the_row() {
+    // 6 members: row 0 has P on member 5, Q on 0, data i on 1 + i: data 0 is drive 2.
+    let p = pool(Layout::Raid6, 6, 1 << 40);
+    let f = p.map_io(LogicalIo::new(false, 0, 64 << 10), &[2]);
+    // Every surviving member at the same offsets: drives 1 (Q), 3, 4, 5 (data), 6 (P).
+    assert_eq!(
+        ios(&f.phases[0]),
+        [(1, 0, 64 << 10), (3, 0, 64 << 10), (4, 0, 64 << 10), (5, 0, 64 << 10), (6, 0, 64 << 10)]
+    );
+    // Reconstruction over the row's 4 data units at those offsets.
+    assert_eq!(f.cpu_bytes(crate::cpu::Kernel::RaidPq), (4 * 64) << 10);
+    // A healthy member's data is read from it alone.
+    let f = p.map_io(LogicalIo::new(false, 512 << 10, 64 << 10), &[2]);
+    assert_eq!(ios(&f.phases[0]), [(3, 0, 64 << 10)]);
+    // Three failures are more than RAID 6 survives.
+    assert!(p.check_failed(&[1, 2]).is_ok());
+    assert!(p.check_failed(&[1, 2, 3]).is_err());
+}
+
+#[test]
+fn usable_capacity_per_layout() {
+    let tb = 1_000_000_000_000u64;
+    let u = |l: Layout, n: usize| pool(l, n, tb).usable();
+    assert_eq!(u(Layout::Stripe, 4), 4 * tb);
+    assert_eq!(u(Layout::Mirror, 3), tb);
+    assert_eq!(u(Layout::Raid10, 4), 2 * tb);
+    assert_eq!(u(Layout::Raid5, 4), 3 * tb);
+    assert_eq!(u(Layout::Raid6, 6), 4 * tb);
+    assert_eq!(u(Layout::BtrfsRaid1c3, 3), tb);
+    assert_eq!(u(Layout::BtrfsRaid6, 5), 3 * tb);
+    // RAIDZ1 of 4 at 128 KiB, ashift 12: 32 data sectors + ceil(32 / 3) = 11 parity = 43,
+    // rounded up to a multiple of 2: 44 sectors per record; 4 x 1e12 / 4096 = 976,562,500
+    // sectors hold 22,194,602 records of 128 KiB.
+    assert_eq!(u(Layout::Raidz1, 4), 22_194_602 * 131_072);
+    // A larger member is not used beyond the smallest.
+    let mut p = pool(Layout::Raid5, 3, tb);
+    p.sizes[0][2] = 2 * tb;
+    assert_eq!((p.usable(), p.lost_bytes()), (2 * tb, tb));
+    // unRAID: the data disks add up.
+    let mut p = pool(Layout::Unraid, 3, tb);
+    p.sizes[0] = vec![2 * tb, tb, 2 * tb];
+    assert_eq!((p.usable(), p.lost_bytes()), (3 * tb, 0));
+}
+
+#[test]
+fn scrub_and_rebuild_totals() {
+    // md RAID 6 of 6 x 1 GiB, 512 KiB chunks: 2,048 rows. A check reads every member whole
+    // (fill does not matter); a rebuild of one reads the 5 others and writes it.
+    let gib = 1u64 << 30;
+    let p = pool(Layout::Raid6, 6, gib);
+    let s = Maintenance::new(&p, Task::Scrub, 0.3, &[]);
+    assert_eq!((s.steps, s.member_read_bytes, s.member_write_bytes), (2048, 6 * gib, 0));
+    assert_eq!(s.logical_bytes, 4 * gib);
+    let r = Maintenance::new(&p, Task::Rebuild, 1.0, &[3]);
+    assert_eq!((r.member_read_bytes, r.member_write_bytes), (5 * gib, gib));
+    let step = r.step(7);
+    assert_eq!(step.member_bytes(true), 512 << 10);
+    assert!(step.phases[1].iter().all(|m| m.drive == 3 && m.offset == 7 * (512 << 10)));
+    // ZFS scrubs allocated space only. RAIDZ2 of 6 at 128 KiB: 32 data sectors over 4 data
+    // columns = 8 rows, 16 parity sectors, 48 in all (a multiple of 3, no padding), 8 on
+    // each disk: a scrub reads all 48 of each allocated record.
+    let z = pool(Layout::Raidz2, 6, 1 << 40);
+    let s = Maintenance::new(&z, Task::Scrub, 0.5, &[]);
+    let records = s.steps;
+    assert_eq!(s.member_read_bytes, records * 48 * 4096);
+    assert_eq!(s.logical_bytes, (z.usable() as f64 * 0.5) as u64);
+    // A resilver writes the failed disk's column of each record: 8 sectors.
+    let r = Maintenance::new(&z, Task::Rebuild, 0.5, &[4]);
+    assert_eq!(r.member_write_bytes, records * 8 * 4096);
+    assert_eq!(r.member_read_bytes, records * 40 * 4096);
+    // A mirror rebuild reads one copy.
+    let m = pool(Layout::Mirror, 2, gib);
+    let r = Maintenance::new(&m, Task::Rebuild, 1.0, &[1]);
+    assert_eq!((r.member_read_bytes, r.member_write_bytes), (gib, gib));
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    const LAYOUTS: [(Layout, usize, usize); 16] = [
+        (Layout::Stripe, 2, 8),
+        (Layout::Mirror, 2, 4),
+        (Layout::Raid10, 2, 8),
+        (Layout::Raid5, 3, 10),
+        (Layout::Raid6, 4, 12),
+        (Layout::BtrfsRaid0, 2, 8),
+        (Layout::BtrfsRaid1, 2, 6),
+        (Layout::BtrfsRaid1c3, 3, 6),
+        (Layout::BtrfsRaid10, 2, 8),
+        (Layout::BtrfsRaid5, 2, 8),
+        (Layout::BtrfsRaid6, 3, 10),
+        (Layout::Raidz1, 2, 10),
+        (Layout::Raidz2, 3, 12),
+        (Layout::Raidz3, 4, 12),
+        (Layout::ZfsMirror, 2, 3),
+        (Layout::Unraid, 2, 8),
+    ];
+
+    fn no_overlap(ios: &[MemberIo]) -> bool {
+        let mut v: Vec<&MemberIo> = ios.iter().collect();
+        v.sort_by_key(|m| (m.drive, m.offset));
+        v.windows(2).all(|w| w[0].drive != w[1].drive || w[0].offset + w[0].len <= w[1].offset)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+        #[test]
+        fn member_io_stays_inside_members_and_adds_up(
+            which in 0usize..16,
+            extra in 0usize..12,
+            at in 0.0f64..1.0,
+            len_k in 1u64..4096,
+            job in 0u32..4,
+        ) {
+            let (layout, lo, hi) = LAYOUTS[which];
+            let n = lo + extra % (hi - lo + 1);
+            let size = 64u64 << 30;
+            let p = pool(layout, n, size);
+            let usable = p.usable();
+            let len = (len_k * 512).min(usable);
+            let off = ((at * (usable - len) as f64) as u64) / 512 * 512;
+            for write in [false, true] {
+                let f = p.map_io(LogicalIo { write, offset: off, len, job, stream: false }, &[]);
+                let all: Vec<&MemberIo> = f.phases.iter().flatten().collect();
+                // Every member I/O is inside its member, on a member.
+                for m in &all {
+                    prop_assert!(p.contains(m.drive), "{m:?}");
+                    prop_assert!(m.offset + m.len <= size, "{layout:?} {n}: {m:?} past the member's end");
+                    prop_assert!(m.len > 0);
+                }
+                // Writes of one logical write never overlap on a drive.
+                let writes: Vec<MemberIo> = all.iter().filter(|m| m.write).map(|m| (*m).clone()).collect();
+                prop_assert!(no_overlap(&writes), "{layout:?} {n}: overlapping writes {writes:?}");
+                if !write {
+                    prop_assert_eq!(f.member_bytes(true), 0);
+                    // Reads return exactly the logical bytes (ZFS reads whole records).
+                    let r = f.member_bytes(false);
+                    if layout.family() == Family::Zfs {
+                        let records = (off + len).div_ceil(p.recordsize) - off / p.recordsize;
+                        prop_assert_eq!(r, records * p.recordsize, "{:?} {}", layout, n);
+                    } else {
+                        prop_assert_eq!(r, len, "{:?} {}: reads", layout, n);
+                    }
+                }
+            }
+            // One failed member (where the layout survives it): nothing touches it, and a
+            // read still fetches at least the logical bytes.
+            let failed = [1usize];
+            if p.check_failed(&failed).is_ok() {
+                for write in [false, true] {
+                    let f = p.map_io(LogicalIo { write, offset: off, len, job, stream: false }, &failed);
+                    prop_assert!(f.phases.iter().flatten().all(|m| m.drive != 1), "{layout:?} {n}: I/O on the failed drive");
+                    if !write {
+                        prop_assert!(f.member_bytes(false) >= len, "{layout:?} {n}: degraded read short");
+                    }
+                }
+            }
+            // Full stripes: member writes = logical x n / (n - p), no reads.
+            let par = layout.parity();
+            if par > 0 && layout.family() != Family::Zfs {
+                let row = (n - par) as u64 * p.chunk;
+                let rows = 1 + (len_k % 3);
+                let start = (off / row) * row;
+                if start + rows * row <= usable {
+                    let f = p.map_io(LogicalIo::new(true, start, rows * row), &[]);
+                    prop_assert_eq!(f.member_bytes(false), 0);
+                    prop_assert_eq!(f.member_bytes(true), rows * row * n as u64 / (n - par) as u64);
+                }
+            }
+        }
+    }
+}
