@@ -31,6 +31,7 @@ fn one_rig_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 
 /// One compared point: the measured value and the range the layout's arithmetic allows
 /// (an expected value within a tolerance, or a band whose ends the case's comment derives).
+#[derive(Clone)]
 struct Point {
     layout: String,
     what: &'static str,
@@ -63,12 +64,66 @@ fn measure(file: &Path, args: &[&str]) -> f64 {
     r["total"]["mb_s"].as_f64().unwrap()
 }
 
+/// What iopath's simulator predicts on a rig's topology (tests/data/rigs/NAME.toml, parts in
+/// parts.toml): `iopath simulate --pool tank` with the workload the rig measured.
+struct Sim {
+    rig: String,
+}
+
+impl Sim {
+    fn new(rig: String) -> Sim {
+        Sim { rig }
+    }
+
+    fn run(&self, args: &[&str]) -> serde_json::Value {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rigs");
+        let o = iopath()
+            .arg("--parts")
+            .arg(data.join("parts.toml"))
+            .arg("simulate")
+            .arg(data.join(format!("{}.toml", self.rig)))
+            .args(["--pool", "tank", "--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "simulate {} {args:?}: {}", self.rig, String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// The pool's logical MB/s of a sequential job (0.5 s simulated).
+    fn rate(&self, rw: &str, bs: &str, iodepth: &str) -> f64 {
+        let r = self.run(&["--rw", rw, "--bs", bs, "--iodepth", iodepth, "--runtime", "0.5s"]);
+        r["pool"]["mb_s"].as_f64().unwrap()
+    }
+
+    /// A scrub of `data_bytes` (the fill is over the pool's usable bytes as `check` gives
+    /// them): its time in seconds and the member bytes it reads per logical byte.
+    fn scrub(&self, data_bytes: u64) -> (f64, f64) {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rigs");
+        let o = iopath()
+            .arg("--parts")
+            .arg(data.join("parts.toml"))
+            .arg("check")
+            .arg(data.join(format!("{}.toml", self.rig)))
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "check {}: {}", self.rig, String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let usable = v["pools"][0]["usable_bytes"].as_f64().unwrap();
+        let fill = format!("{:.4}%", (data_bytes as f64 / usable * 100.0).min(100.0));
+        let m = &self.run(&["--task", "scrub", "--fill", &fill])["pool"]["maintenance"];
+        let per_byte = m["member_bytes"].as_f64().unwrap() / m["logical_bytes"].as_f64().unwrap();
+        (m["hours"].as_f64().unwrap() * 3600.0, per_byte)
+    }
+}
+
 /// Sum over members of bytes (read, written) between two snapshots.
 fn delta(before: &[(u64, u64)], after: &[(u64, u64)]) -> (u64, u64) {
     before.iter().zip(after).fold((0, 0), |(r, w), (b, a)| (r + a.0 - b.0, w + a.1 - b.1))
 }
 
-fn print_and_check(title: &str, points: &[Point]) {
+fn print_table(title: &str, points: &[Point]) {
     eprintln!("\n{title}");
     eprintln!("{:<16} {:<26} {:>10} {:>18} {:>8}", "layout", "point", "measured", "expected", "err %");
     for p in points {
@@ -84,6 +139,9 @@ fn print_and_check(title: &str, points: &[Point]) {
             p.unit
         );
     }
+}
+
+fn check_points(points: &[Point]) {
     let bad: Vec<String> = points
         .iter()
         .filter(|p| !(p.lo..=p.hi).contains(&p.measured))
@@ -102,9 +160,10 @@ fn job<'a>(rw: &'a str, bs: &'a str, iodepth: &'a str, runtime: &'a str) -> Vec<
 mod btrfs {
     use super::*;
 
-    /// Each member capped at 32 MiB/s = 33.55 MB/s both ways.
-    const CAP: u64 = 32 * MIB;
-    const DATA: u64 = 160 * MIB;
+    /// Each member capped at 24 MiB/s = 25.17 MB/s both ways (4-5 members: at most 126 MB/s
+    /// on the backing disk, which other work shares).
+    const CAP: u64 = 24 * MIB;
+    const DATA: u64 = 128 * MIB;
     /// 768 KiB: a whole number of full stripes of every profile here (raid0 x4: 4 x 64 KiB;
     /// raid10 x4: 2 x 64 KiB; raid5 x4 and raid6 x5: 3 x 64 KiB of data), so parity
     /// profiles write full stripes and never read-modify-write. Member bios are at most one
@@ -117,9 +176,15 @@ mod btrfs {
         /// Member bytes written per data byte by the layout.
         write_amp: f64,
         /// Members whose caps add up to the file's sequential write rate, and its read rate
-        /// by one thread.
+        /// (by one thread where `one_thread`).
         write_members: f64,
         read_members: f64,
+        one_thread: bool,
+        /// RAID5/6: btrfs computes parity and submits the stripe from its own workers,
+        /// which share this 2-core machine with everything else: measured 0-2% under the
+        /// members' caps when idle, 13.5% under at a load average of 13 (the caps, and the
+        /// simulator, do not see the CPU the workers wait for), so 15% there.
+        write_tol: f64,
         /// Member bytes a scrub reads per data byte, and over how many members in parallel.
         scrub_amp: f64,
         scrub_members: f64,
@@ -135,6 +200,8 @@ mod btrfs {
                 write_amp: 1.0,
                 write_members: 4.0,
                 read_members: 4.0,
+                one_thread: false,
+                write_tol: 0.10,
                 scrub_amp: (1.0),
                 scrub_members: 4.0,
             },
@@ -150,6 +217,8 @@ mod btrfs {
                 write_amp: 2.0,
                 write_members: 1.0,
                 read_members: 1.0,
+                one_thread: true,
+                write_tol: 0.10,
                 scrub_amp: (2.0),
                 scrub_members: 2.0,
             },
@@ -162,6 +231,8 @@ mod btrfs {
                 write_amp: 2.0,
                 write_members: 2.0,
                 read_members: 2.0,
+                one_thread: true,
+                write_tol: 0.10,
                 scrub_amp: (2.0),
                 scrub_members: 4.0,
             },
@@ -180,6 +251,8 @@ mod btrfs {
                 write_amp: 4.0 / 3.0,
                 write_members: 3.0,
                 read_members: 4.0,
+                one_thread: false,
+                write_tol: 0.15,
                 scrub_amp: (2.0 + 1.0 / 3.0),
                 scrub_members: 4.0,
             },
@@ -193,16 +266,19 @@ mod btrfs {
                 write_amp: 5.0 / 3.0,
                 write_members: 3.0,
                 read_members: 5.0,
+                one_thread: false,
+                write_tol: 0.15,
                 scrub_amp: (1.0 + 2.0 * (1.0 + 2.0 / 3.0)),
                 scrub_members: 5.0,
             },
         ]
     }
 
-    fn run_case(c: &Case, points: &mut Vec<Point>) {
+    fn run_case(c: &Case, points: &mut Vec<Point>, vs: &mut Vec<Point>) {
         let layout = format!("btrfs {} x{}", c.profile.name(), c.members);
+        let sim = Sim::new(format!("btrfs-{}-x{}", c.profile.name(), c.members));
         let cap_mb = CAP as f64 / 1e6;
-        let mut p = PoolRig::btrfs(c.profile, c.members, 320 * MIB).unwrap();
+        let mut p = PoolRig::btrfs(c.profile, c.members, 256 * MIB).unwrap();
         let b0 = p.member_bytes().unwrap();
         let f = p.data_file("f", DATA).unwrap();
         let (_, w) = delta(&b0, &p.member_bytes().unwrap());
@@ -226,9 +302,23 @@ mod btrfs {
         let t = r as f64 / (c.scrub_members * CAP as f64);
         points.push(point("scrub s", s.seconds, t, "s", 0.10));
         let wmb = measure(&f, &[&job("write", BS, "8", "3s")[..], &["--allow-write"]].concat());
-        points.push(point("seq write MB/s", wmb, c.write_members * cap_mb, "MB/s", 0.10));
-        let rmb = measure(&f, &[&job("read", BS, "1", "3s")[..], &["--engine", "threads"]].concat());
-        points.push(point("seq read 1 thread MB/s", rmb, c.read_members * cap_mb, "MB/s", 0.10));
+        points.push(point("seq write MB/s", wmb, c.write_members * cap_mb, "MB/s", c.write_tol));
+        // Mirrored profiles: one thread, so btrfs's pid policy picks one copy for all of it.
+        // The others at queue depth 8 (io_uring): at depth 1 a 768 KiB read splits unevenly
+        // over raid6's 5 members (12 stripe elements), which a drive pays for and a blk-throttle
+        // cap does not (an idle member's unused budget within the 100 ms throttle slice lets
+        // it catch up): the rig would read 5 caps where a drive reads 4.
+        let qd = if c.one_thread { "1" } else { "8" };
+        let engine: &[&str] = if c.one_thread { &["--engine", "threads"] } else { &[] };
+        let rmb = measure(&f, &[&job("read", BS, qd, "3s")[..], engine].concat());
+        points.push(point("seq read MB/s", rmb, c.read_members * cap_mb, "MB/s", 0.10));
+        // Against the simulator on the rig's topology: within 10%, but for btrfs's RAID5/6
+        // scrub, which reads more than the once-over of every stored byte that the pool model
+        // assumes (the case's comment): its prediction is scaled by the extra reads.
+        vs.push(near(&layout, "seq write MB/s", wmb, sim.rate("write", BS, "8"), "MB/s", c.write_tol));
+        vs.push(near(&layout, "seq read MB/s", rmb, sim.rate("read", BS, qd), "MB/s", 0.10));
+        let (t_sim, per_byte) = sim.scrub(DATA);
+        vs.push(near(&layout, "scrub s", s.seconds, t_sim * c.scrub_amp / per_byte, "s", 0.10));
     }
 
     #[test]
@@ -238,11 +328,16 @@ mod btrfs {
             return;
         }
         let _one = one_rig_at_a_time();
-        let mut points = Vec::new();
+        let (mut points, mut vs) = (Vec::new(), Vec::new());
         for c in cases() {
-            run_case(&c, &mut points);
+            run_case(&c, &mut points, &mut vs);
         }
-        print_and_check("btrfs over loop devices capped at 32 MiB/s (33.55 MB/s) each", &points);
+        print_table(
+            "btrfs over loop devices capped at 24 MiB/s (25.17 MB/s) each: measured against the layout",
+            &points,
+        );
+        print_table("btrfs: measured against iopath simulate (tests/data/rigs/btrfs-*.toml)", &vs);
+        check_points(&[points, vs].concat());
     }
 }
 
@@ -324,8 +419,9 @@ mod zfs {
         ]
     }
 
-    fn run_case(c: &Case, points: &mut Vec<Point>) {
+    fn run_case(c: &Case, points: &mut Vec<Point>, vs: &mut Vec<Point>) {
         let layout = format!("zfs {} x{}", c.vdev.name(), c.members);
+        let sim = Sim::new(format!("zfs-{}-x{}", c.vdev.name(), c.members));
         let cap_mb = CAP as f64 / 1e6;
         let amp = c.sectors / 32.0;
         let mut p = PoolRig::zfs(c.vdev, c.members, 256 * MIB).unwrap();
@@ -359,6 +455,20 @@ mod zfs {
         let wmb = measure(&f, &[&job("write", "256k", "8", "5s")[..], &["--allow-write"]].concat());
         let want = c.write_caps * cap_mb * amp / written;
         points.push(near(&layout, "seq write MB/s", wmb, want, "MB/s", 0.10));
+        // Against the simulator on the rig's topology, with the same allowances as against
+        // the layout: the metadata's share of the write traffic (measured on the file's
+        // write), the read band (the simulator must sit at the end of it the pool model takes:
+        // parity as laid out back to back, a mirror's reads shared by both sides), zfs-fuse's
+        // scrub overhead, and its metadata's share of the scrub's reads.
+        vs.push(near(&layout, "seq write MB/s", wmb, sim.rate("write", "256k", "8") * amp / written, "MB/s", 0.10));
+        let sim_read = sim.rate("read", "256k", "8");
+        let end = if c.vdev == ZfsVdev::Mirror { c.read_caps.1 } else { c.read_caps.0 };
+        assert!((sim_read / (end * cap_mb) - 1.0).abs() < 0.02, "{layout}: simulated read {sim_read} MB/s, {end} caps");
+        let (lo, hi) = (0.95 * c.read_caps.0 * cap_mb, 1.02 * c.read_caps.1 * cap_mb);
+        vs.push(band(&layout, "seq read MB/s", rmb, lo, hi, "MB/s"));
+        let (t_sim, per_byte) = sim.scrub(DATA);
+        let t = t_sim * (r as f64 / DATA as f64) / per_byte;
+        vs.push(band(&layout, "scrub s", s.seconds, 0.90 * t, 1.3 * t, "s"));
     }
 
     #[test]
@@ -368,10 +478,15 @@ mod zfs {
             return;
         }
         let _one = one_rig_at_a_time();
-        let mut points = Vec::new();
+        let (mut points, mut vs) = (Vec::new(), Vec::new());
         for c in cases() {
-            run_case(&c, &mut points);
+            run_case(&c, &mut points, &mut vs);
         }
-        print_and_check("zfs-fuse over loop devices capped at 16 MiB/s (16.78 MB/s) each", &points);
+        print_table(
+            "zfs-fuse over loop devices capped at 16 MiB/s (16.78 MB/s) each: measured against the layout",
+            &points,
+        );
+        print_table("zfs-fuse: measured against iopath simulate (tests/data/rigs/zfs-*.toml)", &vs);
+        check_points(&[points, vs].concat());
     }
 }
