@@ -60,6 +60,7 @@ pub mod html;
 pub mod page;
 pub mod plot;
 pub mod pool;
+pub mod pools;
 pub mod tables;
 pub mod tree;
 

@@ -33,7 +33,7 @@ struct CheckJson<'a> {
     bound_bs: u64,
     bound: Vec<BoundRow>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pools: Vec<super::pools::PoolJson>,
+    pools: Vec<iopath_reports::pools::PoolJson>,
 }
 
 fn fmt_rate(v: f64) -> String {
@@ -47,7 +47,7 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
     let g = ResourceGraph::new(&t);
     let nodes = tree(&t, &g);
     let rows = bound_table(&t, &g, bs);
-    let pools = super::pools::pools_json(&t, &g, bs);
+    let pools = iopath_reports::pools::pools_json(&t, &g, bs);
     if a.json {
         print_json(&CheckJson {
             topology: &t.name,
@@ -119,7 +119,7 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
             chunk[2].binding
         );
     }
-    s.push_str(&super::pools::pools_section(&pools, bs));
+    s.push_str(&iopath_reports::pools::pools_section(&pools, bs));
     s.push_str(&drive_notes_section(&t));
     s.push_str(&defaulted_figures_section(&t));
     print_text(&s)?;

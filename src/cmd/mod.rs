@@ -10,7 +10,6 @@ pub mod exit;
 pub mod fit;
 pub mod measure;
 pub mod output;
-pub mod pools;
 pub mod report;
 pub mod schema;
 pub mod simulate;

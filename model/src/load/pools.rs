@@ -209,6 +209,7 @@ fn pool(
         return None;
     };
     let fam = layout.family();
+    let before_members = sink.out.len();
     // Members: one list, or ZFS vdevs.
     let vdevs: Vec<Vec<NodeIx>> = match (&rp.members, &rp.vdevs) {
         (Some(_), Some(v)) => {
@@ -278,7 +279,8 @@ fn pool(
     };
     for (j, v) in vdevs.iter().enumerate() {
         let need = if layout == Layout::Unraid { parity_n + 1 } else { min };
-        if v.len() < need && d.drives_complete {
+        // Not after a member was refused: the count would only echo that problem.
+        if v.len() < need && d.drives_complete && sink.out.len() == before_members {
             let which = if vdevs.len() > 1 { format!("vdev {j} has") } else { "it has".to_string() };
             sink.at(
                 list_span.clone(),
@@ -464,7 +466,7 @@ fn pool(
                     list_span.clone(),
                     format!("{key}.members"),
                     format!("parity disk {:?} ({} GB) is smaller than the largest data disk ({} GB)", d.nodes[vdevs[0][j]].id, s[j] / 1_000_000_000, largest / 1_000_000_000),
-                    Some("the parity disks are the last members: list the largest drives last, or raise parity disks' size".into()),
+                    Some("the parity disks are the last members: use parity disks at least as large as the largest data disk (they are the last members)".into()),
                 );
             }
         }

@@ -57,9 +57,20 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, f: &Fanout, logical: u64) {
+    /// `spread`: a read with alternatives is shared evenly by its sides (the simulator sends
+    /// each to the shorter queue, which balances them when several I/Os are in flight).
+    fn add(&mut self, f: &Fanout, logical: u64, spread: bool) {
         self.logical += logical;
         for m in f.phases.iter().flatten() {
+            if spread && !m.alternatives.is_empty() {
+                let k = 1 + m.alternatives.len() as u64;
+                for &d in std::iter::once(&m.drive).chain(&m.alternatives) {
+                    let e = self.io.entry((d, m.write)).or_default();
+                    e.0 += m.len / k;
+                    e.1 += 1;
+                }
+                continue;
+            }
             let e = self.io.entry((m.drive, m.write)).or_default();
             e.0 += m.len;
             e.1 += 1;
@@ -132,13 +143,18 @@ pub fn demand(pool: &Pool, w: &Workload, failed: &[NodeIx]) -> Demand {
         }
         let mut t = Tally::default();
         let jobs = w.numjobs.max(1);
+        // md raid1/raid10 `read_balance` keeps a sequential stream on the disk whose head is
+        // there: one sequential job reads one side. Otherwise, with more than one I/O in
+        // flight, the sides share the reads.
+        let md_stream = pool.layout.family() == super::Family::Md && !w.rw.is_random() && jobs == 1;
+        let spread = !md_stream && u64::from(jobs) * u64::from(w.iodepth) > 1;
         if w.rw.is_random() {
             let mut s = w.seed ^ 0x706f_6f6c;
             let slots = span / bs;
             for i in 0..2048u64 {
                 let o = (splitmix(&mut s) % slots) * bs;
                 let io = LogicalIo { write, offset: o, len: bs, job: (i % u64::from(jobs)) as u32, stream: false };
-                t.add(&pool.map_io(io, failed), bs);
+                t.add(&pool.map_io(io, failed), bs, spread);
             }
         } else {
             let want = (4 * period(pool)).max(64 * bs).min(span);
@@ -146,7 +162,7 @@ pub fn demand(pool: &Pool, w: &Workload, failed: &[NodeIx]) -> Demand {
             for i in 0..count {
                 let o = (i * bs) % span;
                 let io = LogicalIo { write, offset: o, len: bs, job: (i % u64::from(jobs)) as u32, stream: true };
-                t.add(&pool.map_io(io, failed), bs);
+                t.add(&pool.map_io(io, failed), bs, spread);
             }
         }
         t.into_demand(share, &mut out);
@@ -167,7 +183,7 @@ fn maintenance_demand(m: &Maintenance, out: &mut Demand) {
     for r in 0..runs {
         let start = r * (m.steps / runs);
         for i in start..(start + run_len).min(m.steps) {
-            t.add(&m.step(i), 0);
+            t.add(&m.step(i), 0, false);
             n += 1;
         }
     }
@@ -189,9 +205,12 @@ pub fn pool_costs(t: &Topology, g: &ResourceGraph, d: &Demand, random: bool) -> 
             add(c, m.bytes_per_logical);
         }
     }
-    // CPU work (checksums, parity, compression, encryption): `cpu_work_cost` of the CPU
-    // part goes here once it lands (d.cpu holds the bytes per logical byte per kernel).
-    // Network: `net::client_costs` for a workload naming a client (the NET part).
+    // CPU work (checksums, parity, compression, encryption) on the host's CPU resource.
+    for &(k, per_logical) in &d.cpu {
+        if let Some(c) = g.cpu_work_cost(t, k, per_logical) {
+            add(c, 1.0);
+        }
+    }
     v
 }
 
@@ -241,5 +260,50 @@ pub fn pool_bound(t: &Topology, g: &ResourceGraph, pool: &Pool, w: &Workload, fa
         binding_kind: row.binding_kind,
         task_bytes,
         task_s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Catalog;
+    use crate::units::Bytes;
+    use crate::workload::Rw;
+
+    fn topo() -> Topology {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/pools-9300-8i-exos.toml");
+        Topology::load(&p, &Catalog::builtin()).unwrap()
+    }
+
+    #[test]
+    fn cpu_work_enters_the_logical_class_per_logical_byte() {
+        let t = topo();
+        let g = ResourceGraph::new(&t);
+        let tank = t.pool("tank").unwrap();
+        let w = Workload { rw: Rw::Write, bs: Bytes::new(1 << 20), pool: Some("tank".into()), ..Default::default() };
+        let d = demand(tank, &w, &[]);
+        // A full-record write checksums each logical byte once (fletcher4) and computes P+Q
+        // over it once.
+        let per = |k: Kernel| d.cpu.iter().find(|(c, _)| *c == k).map(|(_, b)| *b);
+        assert_eq!(per(Kernel::Fletcher4), Some(1.0));
+        assert_eq!(per(Kernel::RaidPq), Some(1.0));
+        let costs = pool_costs(&t, &g, &d, false);
+        let want: f64 = [Kernel::Fletcher4, Kernel::RaidPq].iter().map(|&k| crate::cpu::kernel_s_per_byte(&t, k)).sum();
+        let cpu = g.cpu_work_cost(&t, Kernel::Fletcher4, 1.0).unwrap().resource;
+        let got = costs.iter().find(|c| c.resource == cpu).map(|c| c.s_per_byte).unwrap();
+        assert!((got - want).abs() <= 1e-9 * want, "{got} vs {want}");
+    }
+
+    #[test]
+    fn one_sequential_job_reads_one_side_of_an_md_mirror_and_two_share_them() {
+        let t = topo();
+        let boot = t.pool("boot").unwrap();
+        let one = Workload { rw: Rw::Read, iodepth: 8, pool: Some("boot".into()), ..Default::default() };
+        let d = demand(boot, &one, &[]);
+        assert_eq!(d.members.len(), 1, "{d:?}");
+        let two = Workload { numjobs: 2, ..one };
+        let d = demand(boot, &two, &[]);
+        let shares: Vec<f64> = d.members.iter().map(|m| m.bytes_per_logical).collect();
+        assert_eq!(shares, [0.5, 0.5]);
     }
 }

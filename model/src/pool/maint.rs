@@ -89,6 +89,12 @@ impl Maintenance {
                 m.unit = if fam == Family::Btrfs { BTRFS_STRIPE_LEN } else { pool.chunk };
                 let rows = pool.smallest(0) / m.unit;
                 m.steps = (rows as f64 * share) as u64;
+                // Logical bytes of one member row: its data units, or its units over copies.
+                let n = pool.vdevs[0].len() as u64;
+                let par = pool.layout.parity() as u64;
+                let per_row =
+                    if par > 0 { (n - par) * m.unit } else { n * m.unit / pool.layout.copies(n as usize) as u64 };
+                m.logical_bytes = m.steps * per_row;
                 if m.steps > 0 {
                     let f = m.step(0);
                     m.add(&f, m.steps);

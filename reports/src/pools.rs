@@ -1,4 +1,4 @@
-//! `check`'s pool section: each `[[pool]]` with its members, capacity and options, the
+//! `check`'s pool section (rows and text): each `[[pool]]` with its members, capacity and options, the
 //! closed-form bound of sequential reads and writes on it, and of every topology workload
 //! that names it (a scrub's or rebuild's time included).
 use iopath_model::Topology;
@@ -10,15 +10,20 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// One pool as `check` shows it (and `check --json` writes it).
 #[derive(Debug, Serialize)]
 pub struct PoolJson {
+    /// The pool's id.
     pub id: String,
+    /// Its layout's name (`raidz2`).
     pub layout: &'static str,
     /// Member drive ids per vdev.
     pub vdevs: Vec<Vec<String>>,
+    /// Bytes users can store.
     pub usable_bytes: u64,
     /// Raw bytes of members beyond the smallest of their vdev (unused by the layout).
     pub lost_bytes: u64,
+    /// The layout's options in effect (chunk, recordsize, checksum, ...).
     pub options: BTreeMap<&'static str, String>,
     /// Sequential read and write at check's block size, one job, all it can do.
     pub bound: Vec<PoolBound>,
@@ -129,7 +134,7 @@ pub fn pools_section(pools: &[PoolJson], bs: u64) -> String {
     if pools.is_empty() {
         return s;
     }
-    let _ = writeln!(s, "\npools (bound: one job asking for all it can do; CPU and network costs not yet included)");
+    let _ = writeln!(s, "\npools (bound: one job asking for all it can do, member traffic and CPU work included)");
     for p in pools {
         let members: Vec<String> = p.vdevs.iter().map(|v| v.join(", ")).collect();
         let opts: Vec<String> = p.options.iter().map(|(k, v)| format!("{k} {v}")).collect();
@@ -141,17 +146,13 @@ pub fn pools_section(pools: &[PoolJson], bs: u64) -> String {
             if p.vdevs.len() > 1 { "vdevs " } else { "" },
             members.join(" | ")
         );
-        let _ = writeln!(
-            s,
-            "    usable {}{}; {}",
-            tb(p.usable_bytes),
-            if p.lost_bytes > 0 {
-                format!(" ({} of larger members unused: capacity follows the smallest member)", tb(p.lost_bytes))
-            } else {
-                String::new()
-            },
-            opts.join(", ")
-        );
+        let lost = if p.lost_bytes > 0 {
+            format!(" ({} of larger members unused: capacity follows the smallest member)", tb(p.lost_bytes))
+        } else {
+            String::new()
+        };
+        let opts = if opts.is_empty() { String::new() } else { format!("; {}", opts.join(", ")) };
+        let _ = writeln!(s, "    usable {}{lost}{opts}", tb(p.usable_bytes));
         let bsz = iopath_model::units::Bytes::new(bs);
         bound_line(&mut s, &format!("read bs={bsz}"), &p.bound[0]);
         bound_line(&mut s, &format!("write bs={bsz}"), &p.bound[1]);
