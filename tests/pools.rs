@@ -210,6 +210,19 @@ fn scrub_time_follows_the_zoned_surface_and_the_fill() {
     within("zfs mirror scrub of 2 x 18 TB, hours", zfs_full, full, 0.03);
     let ratio = (1.0 - (1.0f64 - 0.5 * 0.75).sqrt()) / 0.5;
     within("zfs scrub at 50% over 100%", scrub("zfs-mirror", "50%") / zfs_full, ratio, 0.03);
+    // Rebuilding one member of the md mirror reads the other whole and writes the
+    // replacement whole, both at the surface's rates: the same 24.69 h, bound by the media.
+    let t = on_hba("seagate-exos-x18-18tb", 2, "layout = \"mirror\"");
+    let s = WorkloadSpec {
+        task: Some("rebuild".into()),
+        failed: Some(vec!["d1".into()]),
+        ..spec("read", "1m", 8, "50ms", "0.3s")
+    };
+    let r = run(&t, s);
+    let m = pool(&r).maintenance.clone().expect("a maintenance section");
+    assert_eq!((m.task.as_str(), m.logical_bytes), ("rebuild", 18_000_000_000_000));
+    within("md mirror rebuild of an 18 TB member, hours", m.hours, full, 0.03);
+    assert!(m.bottleneck.id.ends_with(".media"), "{}", m.bottleneck.id);
 }
 
 fn iopath() -> Command {
@@ -251,6 +264,10 @@ fn simulate_prints_the_pool_and_sweep_takes_its_logical_totals() {
         let members: f64 = r.drives.iter().map(|d| d.write_mb_s).sum();
         assert_eq!(r.total.mb_s, pool(r).mb_s);
         within("members over logical in a sweep point", members / r.total.mb_s, 2.0, 0.03);
+        // The pool's closed form bounds its logical rate: 530 MB/s, one side's writes.
+        let bound = p.bound_mb_s.expect("a pool bound");
+        assert!(r.total.mb_s <= bound * 1.001, "{} over the bound {bound}", r.total.mb_s);
+        within("the pool bound of a mirror write", bound, 530.0, 0.03);
     }
 }
 

@@ -115,12 +115,12 @@ fn json_value(v: &str) -> serde_json::Value {
 
 /// The closed-form bound on total MB/s for a workload on a topology.
 pub fn workload_bound(t: &Topology, w: &Workload) -> Option<f64> {
-    if w.pool.is_some() {
-        // A pool's bound is on its logical bytes, not the members' sum (to wire: the pool
-        // part's closed form).
-        return None;
-    }
     let g = ResourceGraph::new(t);
+    if w.pool.is_some() {
+        // A pool's bound is on its logical bytes (the pool's closed form), as its total is.
+        let (pool, failed) = crate::run::resolve_pool(t, w).ok()??;
+        return Some(iopath_model::pool::bound::pool_bound(t, &g, pool, w, &failed).logical_mb_s);
+    }
     let drives = target_drives(t, w).ok()?;
     // A copy reads one drive and writes another: over the pair, half the bytes are reads.
     let share = if !w.copies.is_empty() { 0.5 } else { w.rw.read_share(w.rwmixread) };

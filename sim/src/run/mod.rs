@@ -49,6 +49,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use alloc::{Alloc, account};
 use pm::{PmSt, PmSwitch};
+pub(crate) use pool::resolve as resolve_pool;
 use pool::{NO_PARENT, PoolSt};
 pub(crate) use report::bottleneck_of;
 use report::{LAT_UNIT_NS, new_histogram};
@@ -305,12 +306,15 @@ fn plan(t: &Topology, w: &Workload, targets: &[NodeIx]) -> (bool, u64, u64) {
     (coverage, ramp_ns, runtime_ns)
 }
 
-/// The simulated time a time-based run will cover, ramp included; `None` for a run that
+/// The simulated time a time-based run will cover, ramp included (every window of a scrub
+/// or rebuild); `None` for a run that
 /// covers each drive's region once (its length depends on the rates it reaches).
 pub fn planned_sim_time(t: &Topology, w: &Workload) -> Result<Option<SimDuration>, SimError> {
     let targets = target_drives(t, w)?;
     let (coverage, ramp_ns, runtime_ns) = plan(t, w, &targets);
-    Ok((!coverage).then(|| SimDuration::from_nanos(ramp_ns.saturating_add(runtime_ns))))
+    // A scrub or rebuild runs one window per part of its plan (`pool.rs`).
+    let parts = if w.pool.is_some() && w.task != Task::Io { pool::SEGMENTS } else { 1 };
+    Ok((!coverage).then(|| SimDuration::from_nanos(ramp_ns.saturating_add(runtime_ns).saturating_mul(parts))))
 }
 
 struct Sim {

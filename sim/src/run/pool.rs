@@ -126,11 +126,18 @@ struct Sample {
     /// Logical I/Os sampled and the bytes of those that read.
     n: f64,
     read_bytes: f64,
+    /// Where each node's last sampled member I/O ended.
+    head: Vec<u64>,
 }
 
 impl Sample {
     fn new(nodes: usize) -> Sample {
-        Sample { bytes: vec![[0.0; 2]; nodes], ios: vec![[0.0; 2]; nodes], ..Default::default() }
+        Sample {
+            bytes: vec![[0.0; 2]; nodes],
+            ios: vec![[0.0; 2]; nodes],
+            head: vec![u64::MAX; nodes],
+            ..Default::default()
+        }
     }
 
     /// The mean member I/O size of a drive in a direction [bytes], `None` when the sample
@@ -142,7 +149,7 @@ impl Sample {
 
     /// Adds one logical I/O's fanout; a read with alternatives counts a share on each side
     /// (the run spreads them by load, evenly on equal sides).
-    fn add(&mut self, f: &Fanout, logical_len: f64, read: bool) {
+    fn add(&mut self, pool: &Pool, f: &Fanout, logical_len: f64, read: bool) {
         let dir = attributed_dir(f);
         self.logical[dir] += logical_len;
         self.n += 1.0;
@@ -158,11 +165,30 @@ impl Sample {
         for m in f.phases.iter().flatten() {
             let d = usize::from(m.write);
             let share = 1.0 / (1 + m.alternatives.len()) as f64;
+            // As the run will issue it: aggregated with the drive's previous I/O.
+            let (offset, len) = aggregated(pool, self.head[m.drive], m);
+            self.head[m.drive] = offset + len;
             for &node in std::iter::once(&m.drive).chain(&m.alternatives) {
-                self.bytes[node][d] += m.len as f64 * share;
+                self.bytes[node][d] += len as f64 * share;
                 self.ios[node][d] += share;
             }
         }
+    }
+}
+
+/// A member I/O as the drive receives it when its last I/O ended at `head`. ZFS's vdev queue
+/// aggregates I/Os across small gaps, moving the gap's bytes too (zfs(4):
+/// `zfs_vdev_write_gap_limit` 4 KiB, `zfs_vdev_read_gap_limit` 32 KiB): a RAIDZ record's
+/// skip sectors are allocated but never written, so without this the next record's columns
+/// would not continue a drive's stream. An I/O that starts at most that far past `head` is
+/// extended back to it.
+fn aggregated(pool: &Pool, head: u64, m: &iopath_model::pool::MemberIo) -> (u64, u64) {
+    let limit = if m.write { 4096 } else { 32 * 1024 };
+    let zfs = pool.layout.family() == iopath_model::pool::Family::Zfs;
+    if zfs && head < m.offset && m.offset - head <= limit {
+        (head, m.len + (m.offset - head))
+    } else {
+        (m.offset, m.len)
     }
 }
 
@@ -189,7 +215,7 @@ pub(super) fn merged(costs: Vec<Cost>) -> Vec<Cost> {
 }
 
 /// The pool a workload names and its failed members, resolved against the topology.
-pub(super) fn resolve<'t>(t: &'t Topology, w: &Workload) -> Result<Option<(&'t Pool, Vec<NodeIx>)>, SimError> {
+pub(crate) fn resolve<'t>(t: &'t Topology, w: &Workload) -> Result<Option<(&'t Pool, Vec<NodeIx>)>, SimError> {
     let Some(id) = &w.pool else { return Ok(None) };
     let Some(pool) = t.pool(id) else {
         let ids: Vec<&str> = t.pools.iter().map(|p| p.id.as_str()).collect();
@@ -241,14 +267,14 @@ pub(super) fn setup(t: &Topology, w: &Workload) -> Result<Option<Setup>, SimErro
     let plan = (w.task != Task::Io).then(|| pool.maintenance(t, w.task, w.fill, &failed));
     let mut sample = Sample::new(t.nodes.len());
     match &plan {
-        // Steps spread evenly over the plan.
+        // Runs of consecutive steps (as a walk issues them) spread evenly over the plan.
         Some(m) => {
-            let n = m.steps.min(SAMPLE_IOS);
+            let (runs, per_run) = if m.steps <= SAMPLE_IOS { (1, m.steps) } else { (8, SAMPLE_IOS / 8) };
             let step_bytes = m.logical_bytes as f64 / m.steps.max(1) as f64;
-            for k in 0..n {
-                let f = m.step(k * m.steps / n.max(1));
+            for i in (0..runs).flat_map(|r| (0..per_run).map(move |k| r * m.steps / runs + k)) {
+                let f = m.step(i);
                 let read = attributed_dir(&f) == 0;
-                sample.add(&f, step_bytes, read);
+                sample.add(pool, &f, step_bytes, read);
             }
         }
         None => sample_io(t, pool, w, &failed, region, &mut sample),
@@ -270,7 +296,7 @@ fn sample_io(t: &Topology, pool: &Pool, w: &Workload, failed: &[NodeIx], region:
         let read = share >= 1.0 || (share > 0.0 && rng.random::<f64>() < share);
         let block = if sequential { k % blocks } else { rng.random_range(0..blocks) };
         let io = LogicalIo { write: !read, offset: block * bs, len: bs, job: 0, stream: sequential && block > 0 };
-        s.add(&pool.map(t, io, failed), bs as f64, read);
+        s.add(pool, &pool.map(t, io, failed), bs as f64, read);
     }
 }
 
@@ -445,21 +471,9 @@ impl PoolSt {
         }
     }
 
-    /// A member I/O as the drive receives it. ZFS's vdev queue aggregates I/Os across small
-    /// gaps, moving the gap's bytes too (zfs(4): `zfs_vdev_write_gap_limit` 4 KiB,
-    /// `zfs_vdev_read_gap_limit` 32 KiB): a RAIDZ record's skip sectors are allocated but
-    /// never written, so without this the next record's columns would not continue a
-    /// drive's stream. An I/O that starts at most that far past where the drive's last I/O
-    /// ended is extended back to it.
+    /// A member I/O as the drive receives it ([`aggregated`]).
     fn aggregate(&self, slot: u32, m: &iopath_model::pool::MemberIo) -> (u64, u64) {
-        let limit = if m.write { 4096 } else { 32 * 1024 };
-        let head = self.head[slot as usize];
-        let zfs = self.pool.layout.family() == iopath_model::pool::Family::Zfs;
-        if zfs && head < m.offset && m.offset - head <= limit {
-            (head, m.len + (m.offset - head))
-        } else {
-            (m.offset, m.len)
-        }
+        aggregated(&self.pool, self.head[slot as usize], m)
     }
 
     /// The side a mirror read goes to.
@@ -792,4 +806,64 @@ pub(super) fn simulate_maintenance(
         p.maintenance = Some(m);
     }
     Ok((report, utils))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iopath_model::Catalog;
+    use iopath_model::pool::MemberIo;
+
+    /// Four 870 EVO on an LSI SAS2308 in a pool of `layout`.
+    fn topo(layout: &str) -> Topology {
+        let text = format!(
+            "[host]\npart = \"intel-lga1700\"\n[[node]]\nid = \"hba\"\npart = \"lsi-sas2308\"\nparent = \"host\"\n\
+             [[drive]]\nid = \"d\"\ncount = 4\npart = \"samsung-870evo-1tb\"\nparent = \"hba\"\nport = 0\n\
+             [[pool]]\nid = \"tank\"\nlayout = \"{layout}\"\nmembers = [\"d0\", \"d1\", \"d2\", \"d3\"]\n"
+        );
+        Topology::parse("t.toml", &text, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// ZFS aggregates across a gap of at most 4 KiB for writes and 32 KiB for reads (zfs(4)
+    /// defaults), moving the gap; md never does, and nothing aggregates backwards.
+    #[test]
+    fn zfs_aggregates_small_gaps_and_md_does_not() {
+        let t = topo("raidz1");
+        let p = &t.pools[0];
+        let d = t.drives[0];
+        let w = |off| MemberIo::write(d, off, 8192);
+        let r = |off| MemberIo::read(d, off, 8192);
+        assert_eq!(aggregated(p, 1 << 20, &w((1 << 20) + 4096)), (1 << 20, 8192 + 4096));
+        assert_eq!(aggregated(p, 1 << 20, &w((1 << 20) + 4097)), ((1 << 20) + 4097, 8192));
+        assert_eq!(aggregated(p, 1 << 20, &r((1 << 20) + 32768)), (1 << 20, 8192 + 32768));
+        assert_eq!(aggregated(p, 1 << 20, &r((1 << 20) - 4096)), ((1 << 20) - 4096, 8192));
+        assert_eq!(aggregated(p, u64::MAX, &w(0)), (0, 8192), "no previous I/O");
+        let md = topo("raid5");
+        assert_eq!(aggregated(&md.pools[0], 1 << 20, &w((1 << 20) + 4096)), ((1 << 20) + 4096, 8192));
+    }
+
+    /// A write that touches a member is carried by the write classes; a read-only fanout
+    /// (a read, a degraded read, a scrub step) by the read classes.
+    #[test]
+    fn a_fanout_is_attributed_to_writes_when_it_writes_any_member() {
+        let (a, b) = (1, 2);
+        let rmw = Fanout {
+            phases: vec![
+                vec![MemberIo::read(a, 0, 4096)],
+                vec![MemberIo::write(a, 0, 4096), MemberIo::write(b, 0, 4096)],
+            ],
+            cpu: Vec::new(),
+        };
+        assert_eq!(attributed_dir(&rmw), 1);
+        let read =
+            Fanout { phases: vec![vec![MemberIo::read(a, 0, 4096), MemberIo::read(b, 0, 4096)]], cpu: Vec::new() };
+        assert_eq!(attributed_dir(&read), 0);
+    }
+
+    /// Duplicate resources in a class's costs are summed into one.
+    #[test]
+    fn merged_sums_costs_on_one_resource() {
+        let c = |resource, s_per_byte| Cost { resource, s_per_byte };
+        assert_eq!(merged(vec![c(3, 1.0), c(5, 2.0), c(3, 0.5)]), vec![c(3, 1.5), c(5, 2.0)]);
+    }
 }
