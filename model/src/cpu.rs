@@ -194,6 +194,18 @@ mod tests {
     }
 
     #[test]
+    fn a_catalog_parts_figures_give_its_cost() {
+        // intel-n100: 4 cores (Intel ARK), P+Q at 15,822 MB/s per core (snapraid's 128-bit
+        // gen2, hosts.toml): the host computes 63,288 MB/s of syndromes, a data byte costs
+        // 1 / 63.288e9 s = 15.8 ps of the whole host.
+        let t = topo("intel-n100", "");
+        let s = kernel_s_per_byte(&t, Kernel::RaidPq);
+        assert!((s * 63.288e9 - 1.0).abs() < 1e-9, "{s}");
+        // zstd-3 on the same cores: 0.064 bytes/cycle x 3.4 GHz = 218 MB/s per core.
+        assert!((kernel_mb_s(t.host_figures(), Kernel::Zstd) - 218.0).abs() < 1e-9);
+    }
+
+    #[test]
     fn every_catalog_host_states_a_positive_rate_for_every_kernel() {
         let cat = Catalog::builtin();
         for p in cat.parts().filter(|p| p.kind == crate::catalog::Kind::Host) {

@@ -64,6 +64,24 @@ pub struct MeasureArgs {
     /// I/O engine
     #[arg(long, value_enum, default_value = "auto")]
     pub engine: Engine,
+    /// Time the storage stack's CPU kernels here instead (checksums, parity, encryption,
+    /// compression; one core each); with --out, write a host part file for --parts
+    #[arg(long)]
+    pub cpu: bool,
+    /// With --cpu: the cores the part file states (default: the logical CPUs here)
+    #[arg(long, value_name = "N", requires = "cpu")]
+    pub cores: Option<u32>,
+    /// With --cpu: seconds per kernel (default 0.3)
+    #[arg(long, value_name = "S", requires = "cpu")]
+    pub seconds: Option<f64>,
+    /// With --cpu: time only this kernel (repeatable): fletcher4, sha256, blake3, crc32c,
+    /// xor, raid-pq, raid-pqr, aes-gcm, lz4, zstd
+    #[arg(long = "kernel", value_name = "KERNEL", requires = "cpu")]
+    pub kernels: Vec<String>,
+    /// With --cpu: the host part the file overrides (default: the topology's host part,
+    /// else generic-host)
+    #[arg(long, value_name = "PART", requires = "cpu")]
+    pub part: Option<String>,
 }
 
 fn usage(msg: String) -> CliError {
@@ -77,6 +95,9 @@ fn parse_range(s: &str) -> Option<(usize, usize)> {
 }
 
 pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
+    if a.cpu {
+        return super::cpu_bench::run(a, catalog);
+    }
     // Output paths first: a refused one stops the run before any target is opened or created.
     for (flag, path) in [("--out", &a.out), ("--fio-job", &a.fio_job)] {
         if let Some(p) = path {

@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod check;
 pub mod compare;
+pub mod cpu_bench;
 pub mod discover;
 pub mod estimate;
 pub mod exit;

@@ -16,6 +16,7 @@
 //! - [`blkid`]: the system's libblkid, loaded at run time;
 //! - [`discover`]: this machine's topology from sysfs, written as a topology file;
 //! - [`fio`]: fio JSON ingest and fio job files for the same workload;
+//! - [`cpubench`]: the storage stack's CPU kernels timed on this machine (`measure --cpu`);
 //! - [`calibrate`]: measured points (reports, ramps, fio JSON, CSV), least-squares fits of
 //!   part figures to them, part files for `--parts`.
 //!
@@ -29,6 +30,7 @@
 pub mod blkid;
 pub mod calibrate;
 pub mod compare;
+pub mod cpubench;
 pub mod discover;
 pub mod engine;
 pub mod fio;
