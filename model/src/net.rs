@@ -28,8 +28,14 @@
 //!   process, so its copies of the client's bytes are on one core: a resource of its own,
 //!   `host.smbd.CLIENT`, at the host's `smbd_core_mb_s`.
 //!
+//! - **requests**: each request waits once for the round trip and, for SMB3, for smbd's read
+//!   of its data before any of it is sent (`smbd_read_mb_s`); a client keeps `outstanding`
+//!   requests in flight, so its rate is at most `outstanding x request / (latency + request
+//!   x slowest cost)` ([`window_cap`]): smbclient with one 8 MiB read in flight gets 112.7 of
+//!   the 119.5 MB/s a 1 Gbit/s tbf carries (tests/net_rig.rs measured 112-116).
+//!
 //! [`client_costs`] gives all of these for one client and direction; [`request_latency_us`]
-//! the round trip each request waits once. [`client_bound`] is the closed form of a client
+//! the time each request waits once. [`client_bound`] is the closed form of a client
 //! reading or writing the server's drives.
 
 use crate::bound::max_min;
@@ -96,7 +102,7 @@ impl Protocol {
         match self {
             Protocol::Smb3 => (
                 2,
-                "2: smbclient's get keeps window / chunk reads in flight, a 16 MiB default window over 8 MiB chunks (source3/libsmb/clireadwrite.c cli_pull_send)",
+                "2: smbclient's get keeps window / chunk = 16 MiB / 8 MiB = 2 reads in flight (source3/libsmb/clireadwrite.c cli_pull_send); a client granted fewer credits (an 8 MiB read is charged 128, one per 64 KiB, [MS-SMB2] 3.1.5.2) keeps fewer: write outstanding = 1 for it (tests/net_rig.rs measures one in flight)",
             ),
             Protocol::Nfs => {
                 (16, "16: the Linux RPC client's historical TCP slot table (sunrpc.tcp_slot_table_entries = 16)")
@@ -353,19 +359,27 @@ fn pcie_costs(r: &LinkRates, up: usize, down: usize, dir: Dir, bytes: f64) -> Ve
     }
 }
 
-/// The time each request of a client waits once, outside every shared resource: the network
-/// round trip of request and response [us]. 0 for an unknown client.
-pub fn request_latency_us(t: &Topology, client: &str, _request_bytes: u64) -> f64 {
-    client_index(t, client).map_or(0.0, |i| t.clients[i].rtt_us)
+/// The time each request of a client waits once, outside every shared resource [us]: the
+/// network round trip of request and response, and for SMB3 smbd's read of the request's
+/// data before it sends any of it (Samba answers a READ with the whole buffer it read:
+/// `smbd_smb2_read` reads, then the response is queued), at the host's `smbd_read_mb_s`.
+/// 0 for an unknown client.
+pub fn request_latency_us(t: &Topology, client: &str, request_bytes: u64) -> f64 {
+    let Some(c) = t.client(client) else { return 0.0 };
+    let read = match c.protocol {
+        Protocol::Smb3 => c.request_for(request_bytes) as f64 / t.host_figures().smbd_read_mb_s,
+        Protocol::Nfs | Protocol::Iscsi => 0.0,
+    };
+    c.rtt_us + read
 }
 
 /// The most a client's outstanding requests can move [bytes/s]: `outstanding` requests of
-/// `request` bytes per round trip plus the time one request's bytes take on the slowest
-/// element of `costs` (a pipeline of that depth).
-pub fn window_cap(c: &Client, request: u64, costs: &[Cost]) -> f64 {
+/// `request` bytes per request latency ([`request_latency_us`]) plus the time one request's
+/// bytes take on the slowest element of `costs` (a pipeline of that depth).
+pub fn window_cap(t: &Topology, c: &Client, request: u64, costs: &[Cost]) -> f64 {
     let slowest = costs.iter().map(|x| x.s_per_byte).fold(0.0, f64::max);
     let b = request as f64;
-    f64::from(c.outstanding) * b / (c.rtt_us * 1e-6 + b * slowest)
+    f64::from(c.outstanding) * b / (request_latency_us(t, &c.id, request) * 1e-6 + b * slowest)
 }
 
 /// The closed form of a client reading (`Dir::Read`) or writing `drives` of the server.
@@ -399,7 +413,7 @@ pub fn client_bound(
         flows.push(net.clone());
     }
     let n = flows.len() as f64;
-    let caps: Vec<f64> = flows.iter().map(|f| window_cap(c, request, f) / n).collect();
+    let caps: Vec<f64> = flows.iter().map(|f| window_cap(t, c, request, f) / n).collect();
     let a = max_min(&flows, g.resources.len(), &caps);
     let total: f64 = a.rates.iter().sum();
     let (binding, binding_kind) = match a.binding.iter().flatten().next() {
@@ -407,6 +421,60 @@ pub fn client_bound(
         None => ("window".to_string(), "window".to_string()),
     };
     Some(ClientBound { total_mb_s: total / 1e6, binding, binding_kind })
+}
+
+/// What `check` says about one client: its chain and the closed form of reading and writing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClientSummary {
+    pub id: String,
+    pub protocol: Protocol,
+    pub link: String,
+    pub mtu: u32,
+    /// TCP payload per frame [bytes].
+    pub mss: u32,
+    pub nic: String,
+    pub nic_part: String,
+    pub port: u32,
+    pub request_bytes: u64,
+    pub outstanding: u32,
+    /// Per request: round trip and (SMB3) smbd's read of the request [us].
+    pub request_latency_us: f64,
+    /// The network alone (a source that never binds), then with every drive of the server.
+    pub read: ClientBound,
+    pub write: ClientBound,
+    pub read_all_drives: ClientBound,
+    pub write_all_drives: ClientBound,
+}
+
+/// One [`ClientSummary`] per client, for `bs`-byte I/O.
+pub fn client_summaries(t: &Topology, g: &ResourceGraph, bs: u64) -> Vec<ClientSummary> {
+    let b = |id: &str, drives: &[NodeIx], dir: Dir| {
+        client_bound(t, g, id, drives, dir, bs, false).unwrap_or(ClientBound {
+            total_mb_s: 0.0,
+            binding: "none".into(),
+            binding_kind: String::new(),
+        })
+    };
+    t.clients
+        .iter()
+        .map(|c| ClientSummary {
+            id: c.id.clone(),
+            protocol: c.protocol,
+            link: c.link_name.clone(),
+            mtu: c.mtu,
+            mss: c.mss() as u32,
+            nic: t.nodes[c.nic].id.clone(),
+            nic_part: t.nodes[c.nic].part.clone(),
+            port: c.port,
+            request_bytes: c.request_for(bs),
+            outstanding: c.outstanding,
+            request_latency_us: request_latency_us(t, &c.id, bs),
+            read: b(&c.id, &[], Dir::Read),
+            write: b(&c.id, &[], Dir::Write),
+            read_all_drives: b(&c.id, &t.drives, Dir::Read),
+            write_all_drives: b(&c.id, &t.drives, Dir::Write),
+        })
+        .collect()
 }
 
 fn merged(mut a: Vec<Cost>, b: &[Cost]) -> Vec<Cost> {

@@ -73,6 +73,8 @@ pub struct HostFigures {
     pub cpu_per_io_us: f64,
     /// Payload one smbd process moves for its client on its one core [MB/s] ([`crate::net`]).
     pub smbd_core_mb_s: f64,
+    /// Rate at which smbd reads a request's data before sending any of it [MB/s].
+    pub smbd_read_mb_s: f64,
     /// Per-core rates of the storage stack's CPU kernels ([`crate::cpu::Kernel`]) [MB/s].
     pub cpu_fletcher4_mb_s: f64,
     pub cpu_sha256_mb_s: f64,
@@ -370,6 +372,7 @@ pub fn resolve(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<Resolve
             cpu_cores: r.num("cpu_cores"),
             cpu_per_io_us: r.num("cpu_per_io_us"),
             smbd_core_mb_s: r.num("smbd_core_mb_s"),
+            smbd_read_mb_s: r.num("smbd_read_mb_s"),
             cpu_fletcher4_mb_s: r.num("cpu_fletcher4_mb_s"),
             cpu_sha256_mb_s: r.num("cpu_sha256_mb_s"),
             cpu_blake3_mb_s: r.num("cpu_blake3_mb_s"),

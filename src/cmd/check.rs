@@ -34,6 +34,9 @@ struct CheckJson<'a> {
     bound: Vec<BoundRow>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pools: Vec<iopath_reports::pools::PoolJson>,
+    /// Network clients and their bounds (`model/src/net.rs`); absent without clients.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    clients: Vec<iopath_model::net::ClientSummary>,
 }
 
 fn fmt_rate(v: f64) -> String {
@@ -48,6 +51,7 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
     let nodes = tree(&t, &g);
     let rows = bound_table(&t, &g, bs);
     let pools = iopath_reports::pools::pools_json(&t, &g, bs);
+    let clients = iopath_model::net::client_summaries(&t, &g, bs);
     if a.json {
         print_json(&CheckJson {
             topology: &t.name,
@@ -57,6 +61,7 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
             bound_bs: bs,
             bound: rows,
             pools,
+            clients,
         })?;
         return Ok(0);
     }
@@ -120,6 +125,7 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
         );
     }
     s.push_str(&iopath_reports::pools::pools_section(&pools, bs));
+    s.push_str(&clients_section(&t, &clients));
     s.push_str(&drive_notes_section(&t));
     s.push_str(&defaulted_figures_section(&t));
     print_text(&s)?;
@@ -148,6 +154,53 @@ fn drive_notes_section(t: &iopath_model::Topology) -> String {
             many => many.join(", "),
         };
         let _ = writeln!(s, "  {who} [{part}]: {note}");
+    }
+    s
+}
+
+/// The clients: each one's chain from its link to the server's NIC, and the closed form of
+/// its reads and writes over the network alone and with every drive.
+fn clients_section(t: &iopath_model::Topology, clients: &[iopath_model::net::ClientSummary]) -> String {
+    let mut s = String::new();
+    if clients.is_empty() {
+        return s;
+    }
+    let h = t.host_figures();
+    let _ = writeln!(
+        s,
+        "\nclients (MB/s of the client's payload; the network alone, then with all {} drives)",
+        t.drives.len()
+    );
+    for c in clients {
+        let _ = writeln!(
+            s,
+            "  {} [{}] over {} (MTU {}: {} B of TCP payload per frame) to {} [{}] port {}; {} requests, {} in flight, {:.0} us each",
+            c.id,
+            c.protocol.as_str(),
+            c.link,
+            c.mtu,
+            c.mss,
+            c.nic,
+            c.nic_part,
+            c.port,
+            iopath_model::units::Bytes::new(c.request_bytes),
+            c.outstanding,
+            c.request_latency_us
+        );
+        for (what, net, all) in [("read", &c.read, &c.read_all_drives), ("write", &c.write, &c.write_all_drives)] {
+            let _ = writeln!(
+                s,
+                "    {what:<5} {:>9.1} (binds {}) | with the drives {:>9.1} (binds {})",
+                net.total_mb_s, net.binding, all.total_mb_s, all.binding
+            );
+        }
+    }
+    if clients.iter().any(|c| c.protocol == iopath_model::net::Protocol::Smb3) {
+        let _ = writeln!(
+            s,
+            "  smbd: one process per client on one core at {} MB/s, reading each request at {} MB/s before sending it",
+            h.smbd_core_mb_s, h.smbd_read_mb_s
+        );
     }
     s
 }

@@ -21,6 +21,7 @@
 //! ```
 
 pub mod pools;
+pub mod net;
 
 use std::io;
 use std::path::{Path, PathBuf};
