@@ -20,8 +20,8 @@
 //!                        loopO                outer loop device over a scratch file
 //! ```
 
-pub mod pools;
 pub mod net;
+pub mod pools;
 
 use std::io;
 use std::path::{Path, PathBuf};
