@@ -21,6 +21,7 @@
 //! ```
 
 pub mod net;
+pub mod pools;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -90,7 +91,7 @@ pub fn which(prog: &str) -> Option<PathBuf> {
     })
 }
 
-fn run(cmd: &mut Command) -> io::Result<String> {
+pub(crate) fn run(cmd: &mut Command) -> io::Result<String> {
     let out = cmd.output()?;
     if !out.status.success() {
         return Err(io::Error::other(format!("{:?} failed: {}", cmd, String::from_utf8_lossy(&out.stderr).trim())));
