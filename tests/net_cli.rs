@@ -64,3 +64,15 @@ fn an_unknown_client_option_exits_2_naming_it() {
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("--client desktop") && e.contains("its clients are laptop"), "{e}");
 }
+
+/// A client over plain drives has a closed-form bound (`check`) but no simulated run: the
+/// network's costs ride on a pool's member classes. `simulate` says so instead of running
+/// the drives without the network.
+#[test]
+fn simulating_a_client_without_a_pool_is_refused_naming_both_options() {
+    let o = iopath(&["simulate", CONFIG, "--client", "laptop", "--runtime", "10ms"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("--client laptop without --pool"), "{e}");
+    assert!(e.contains("iopath check"), "{e}");
+}

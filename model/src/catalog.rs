@@ -558,7 +558,7 @@ pub const FIGURES: &[FigureSpec] = &[
     .only(SMB),
     num(Host, "smbd_read_mb_s", false, 1.0, 1e6, "rate at which smbd reads a request's data (page cache to its buffer) before it sends any of it [MB/s]").or(
         N(2000.0),
-        "2,000 MB/s, a fit: tests/net_rig.rs, smbclient gets of 8 MiB requests one at a time through a 1 Gbit/s tbf on a 2-core host measured 112-115.5 MB/s against 119.5 MB/s of link, so each request waits 8 MiB x (1/113 - 1/119.5 MB/s) for its read: 1/(1/113 - 1/119.5) = 2.1 GB/s; the order of one core's copy out of the page cache",
+        "2,000 MB/s, inferred: the order of one core's copy of 8 MiB out of the page cache under load (first fitted on tests/net_rig.rs's 1 Gbit/s smbclient get on a 2-core host at load average 10, 113 MB/s against 119.5 MB/s of link, as 1/(1/113 - 1/119.5)); on the idle host the same gets reach 119.0 and 296.2 MB/s at 1 and 2.5 Gbit/s, at the line, so with smbclient's two requests in flight this wait never binds and the rig does not constrain it further",
     )
     .only(SMB),
     // Drives.

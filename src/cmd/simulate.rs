@@ -39,6 +39,8 @@ pub fn sim_error(e: SimError) -> CliError {
         SimError::TooManyActive { asked, .. } => Some(format!("--active {asked}")),
         SimError::Replications { asked, .. } => Some(format!("--replications {asked}")),
         SimError::TooManyIos { iodepth, .. } => Some(format!("--iodepth {iodepth} with --numjobs")),
+        SimError::ClientWithoutPool { client } => Some(format!("--client {client} without --pool")),
+        SimError::ClientInMaintenance { task } => Some(format!("--client with --task {task}")),
         // Drives and copies are named in the message itself.
         _ => None,
     };

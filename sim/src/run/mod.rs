@@ -84,6 +84,16 @@ pub enum SimError {
     /// The failed members are more than the pool survives.
     #[error("{0}")]
     Failed(String),
+    /// A client's requests are simulated against a pool (the network's costs ride on the
+    /// pool's member classes); a client with plain drive targets has only the closed form.
+    #[error(
+        "client {client:?}: a client's requests are simulated against a pool (name one); \
+         over plain drives `iopath check` gives the client's closed-form bound"
+    )]
+    ClientWithoutPool { client: String },
+    /// A scrub or rebuild runs inside the server; no client takes part.
+    #[error("a {task} runs inside the server: no client takes part in it (drop the client)")]
+    ClientInMaintenance { task: String },
 }
 
 /// Options of a run that are not part of the workload.

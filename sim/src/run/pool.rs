@@ -216,7 +216,15 @@ pub(super) fn merged(costs: Vec<Cost>) -> Vec<Cost> {
 
 /// The pool a workload names and its failed members, resolved against the topology.
 pub(crate) fn resolve<'t>(t: &'t Topology, w: &Workload) -> Result<Option<(&'t Pool, Vec<NodeIx>)>, SimError> {
-    let Some(id) = &w.pool else { return Ok(None) };
+    let Some(id) = &w.pool else {
+        return match &w.client {
+            Some(c) => Err(SimError::ClientWithoutPool { client: c.clone() }),
+            None => Ok(None),
+        };
+    };
+    if w.client.is_some() && w.task != Task::Io {
+        return Err(SimError::ClientInMaintenance { task: w.task.name().to_string() });
+    }
     let Some(pool) = t.pool(id) else {
         let ids: Vec<&str> = t.pools.iter().map(|p| p.id.as_str()).collect();
         let hint = match ids.is_empty() {
