@@ -44,7 +44,7 @@ fn openssl_speed(openssl: &Path, alg: &str, bytes: usize) -> f64 {
 /// `measure --cpu --json`'s per-core rates of `kernels` [MB/s].
 fn measured(kernels: &[&str]) -> Vec<f64> {
     let exe = env!("CARGO_BIN_EXE_iopath");
-    let mut args = vec!["measure", "--cpu", "--json", "-q", "--seconds", "0.5"];
+    let mut args = vec!["measure", "--cpu", "--json", "-q", "--seconds", "1"];
     for k in kernels {
         args.extend(["--kernel", k]);
     }
@@ -60,32 +60,44 @@ fn measured(kernels: &[&str]) -> Vec<f64> {
         .collect()
 }
 
+/// The timing tests in this file run one at a time: the part-file test's three-thread
+/// `measure --cpu` would otherwise share CPU 0 with the comparison below.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The AES-256-GCM and SHA-256 rates `measure --cpu` writes reproduce `openssl speed`'s on
 /// this machine within 10% (the tolerance). Both time the same libcrypto code over
-/// 128 KiB buffers in CPU time; the check is of the harness: buffer handling, per-call
-/// overhead (a fresh GCM context and nonce per record) and the CPU-time clock. On a shared 2-core machine single runs of either tool vary by up to 15%
-/// (other processes' cache and frequency effects), so each tool runs three times,
-/// interleaved, and the best run of each is compared. Both count user CPU time (before
-/// `measure --cpu` did, its system time from interrupts on the loaded machine put it 5-10%
-/// below `openssl speed`).
+/// 128 KiB buffers in user CPU time for one second; the check is of the harness: buffer
+/// handling, per-call overhead (a fresh GCM context and nonce per record) and the CPU-time
+/// clock, any of which would show as a bias of the ratio.
+///
+/// The machine is a shared 2-core VM: single one-second runs of either tool vary by up to
+/// 30% (neighbours on the host's cores; AES most), in both directions, so neither one run
+/// nor the best of a few is a fair comparison (a best-of-three once gave 1.245 for
+/// AES-GCM). The tools run in nine back-to-back pairs, each pair close enough in time to
+/// see the same neighbours, and the median of the nine pair ratios is compared. Measured
+/// here idle, three repetitions: AES-GCM medians 1.008, 1.000, 0.945 with single pairs
+/// from 0.76 to 1.30; SHA-256 0.990, 0.984, 0.997.
 #[test]
 fn measure_cpu_reproduces_openssl_speed_within_10_percent() {
     let Some(openssl) = rig::which("openssl") else {
         return rig::skip("openssl is not installed (apt-get install openssl)");
     };
-    let (mut ours, mut theirs) = ([0.0f64; 2], [0.0f64; 2]);
-    for _ in 0..3 {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut ratios = [Vec::new(), Vec::new()];
+    for _ in 0..9 {
         let m = measured(&["aes-gcm", "sha256"]);
         let o = [openssl_speed(&openssl, "aes-256-gcm", 128 << 10), openssl_speed(&openssl, "sha256", 128 << 10)];
         for i in 0..2 {
-            ours[i] = ours[i].max(m[i]);
-            theirs[i] = theirs[i].max(o[i]);
+            ratios[i].push(m[i] / o[i]);
         }
     }
     for (i, name) in ["AES-256-GCM", "SHA-256"].iter().enumerate() {
-        let ratio = ours[i] / theirs[i];
-        eprintln!("{name}: measure --cpu {:.0} MB/s, openssl speed {:.0} MB/s, ratio {ratio:.3}", ours[i], theirs[i]);
-        assert!((ratio - 1.0).abs() <= 0.10, "{name}: {:.0} vs {:.0} MB/s ({ratio:.3})", ours[i], theirs[i]);
+        let r = &mut ratios[i];
+        r.sort_by(f64::total_cmp);
+        let median = r[r.len() / 2];
+        let shown: Vec<String> = r.iter().map(|x| format!("{x:.3}")).collect();
+        eprintln!("{name}: measure --cpu / openssl speed, median of nine pairs {median:.3} ({})", shown.join(" "));
+        assert!((median - 1.0).abs() <= 0.10, "{name}: median ratio {median:.3} over nine pairs ({})", shown.join(" "));
     }
 }
 
@@ -95,6 +107,7 @@ fn measure_cpu_reproduces_openssl_speed_within_10_percent() {
 /// the figures taken from defaults or the catalog.
 #[test]
 fn the_written_host_file_overrides_the_hosts_figures() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("host.toml");
     let o = iopath()
