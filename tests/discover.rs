@@ -22,7 +22,7 @@ fn run(name: &str) -> (Discovered, Topology, String) {
     let (_d, root) = fixture(name);
     let cat = Catalog::builtin();
     let d = discover(&root, &cat, &DiscoverOptions::default()).unwrap();
-    let text = to_toml(&d, name);
+    let text = to_toml(&d, name).unwrap();
     let t = Topology::parse(name, &text, &cat)
         .unwrap_or_else(|e| panic!("{name}: output does not load:\n{e}\n---\n{text}"));
     (d, t, text)
@@ -114,7 +114,7 @@ fn virtio_disk_and_skipped_loop() {
     let cat = Catalog::builtin();
     let all = discover(&root, &cat, &DiscoverOptions { include_virtual: true }).unwrap();
     assert_eq!(all.drives.len(), 2);
-    Topology::parse("all", &to_toml(&all, "x"), &cat).unwrap();
+    Topology::parse("all", &to_toml(&all, "x").unwrap(), &cat).unwrap();
 }
 
 #[test]
@@ -153,7 +153,7 @@ fn this_machine_discovers_and_loads() {
     }
     let cat = Catalog::builtin();
     let d = discover(std::path::Path::new("/sys"), &cat, &DiscoverOptions::default()).unwrap();
-    let text = to_toml(&d, "this machine");
+    let text = to_toml(&d, "this machine").unwrap();
     Topology::parse("this machine", &text, &cat).unwrap_or_else(|e| panic!("{e}\n---\n{text}"));
     eprintln!("discovered {} drives on this machine", d.drives.len());
 }

@@ -107,12 +107,12 @@ pub struct Part {
     pub id: String,
     pub kind: Kind,
     pub name: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
     /// PCI `vendor:device` ids (lower-case hex) for discovery.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pci_ids: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub notes: String,
     #[serde(default)]
     pub figures: BTreeMap<String, Figure>,
@@ -831,7 +831,7 @@ fn part_position(text: &str, i: usize, figure: Option<&str>) -> String {
     }
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PartFile {
     #[serde(default)]
@@ -933,7 +933,7 @@ impl Catalog {
             };
             parts[i].figures.insert(e.figure, e.fig);
         }
-        let text = toml::to_string(&PartFile { part: parts }).unwrap_or_else(|e| panic!("fits do not serialize: {e}"));
+        let text = crate::toml_out::part_file(&parts, &[]).unwrap_or_else(|e| panic!("fits do not serialize: {e}"));
         c.overlay(FITS.0, &text).unwrap_or_else(|e| panic!("filtered fits are invalid: {e}"));
         c
     }

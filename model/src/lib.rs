@@ -14,7 +14,8 @@
 //! - [`bound`]: the closed-form bottleneck estimate (weighted max-min water-filling);
 //! - [`workload`]: jobs in fio's vocabulary;
 //! - [`bind`]: a workload's drives and copy pairs resolved against a topology's drives;
-//! - [`report`]: the result type of simulated and measured runs (the JSON contract).
+//! - [`report`]: the result type of simulated and measured runs (the JSON contract);
+//! - [`toml_out`]: the one writer of part files and topologies.
 //!
 //! This crate does no I/O except reading a topology file the caller names, and never reads
 //! the wall clock.
@@ -31,6 +32,7 @@ pub mod paths;
 pub mod pool;
 pub mod readreq;
 pub mod report;
+pub mod toml_out;
 pub mod topology;
 pub mod units;
 pub mod workload;

@@ -90,7 +90,8 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         print_text(&table(&rates, cores.0))?;
     }
     if let Some(out) = &a.out {
-        let text = part_file(&part.id, &part.name, &rates, Some((cores.0, &cores.1)), &m);
+        let text =
+            part_file(&part.id, &part.name, &rates, Some((cores.0, &cores.1)), &m).map_err(super::CliError::runtime)?;
         super::output::write_file("--out", out, text.as_bytes())?;
         if !a.quiet {
             eprintln!("wrote {} (host part {}): load it with --parts {}", out.display(), part.id, out.display());

@@ -29,7 +29,7 @@ pub fn run(a: DiscoverArgs, catalog: &Catalog) -> CliResult {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "this machine".into());
-    let text = to_toml(&d, &host);
+    let text = to_toml(&d, &host).map_err(CliError::runtime)?;
     // What we write must load; if it does not, that is our bug: say so and keep the text.
     let name = a.out.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "discovered topology".into());
     if let Err(e) = Topology::parse(&name, &text, catalog) {

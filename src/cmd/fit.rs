@@ -224,7 +224,8 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
         r.params.push(calibrate::cpu_param(f, c));
     }
     if let Some(out) = &a.out {
-        super::output::write_file("--out", out, calibrate::part_file(&r, &names).as_bytes())?;
+        let text = calibrate::part_file(&r, &names).map_err(super::CliError::runtime)?;
+        super::output::write_file("--out", out, text.as_bytes())?;
         if !a.quiet {
             eprintln!("wrote {}", out.display());
         }

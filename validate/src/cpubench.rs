@@ -27,7 +27,9 @@
 //! a shared machine does not count against the kernel. What it computes is
 //! deterministic (fixed buffers); only the timing varies.
 
+use iopath_model::catalog::{Figure, Kind, Part, Value};
 use iopath_model::cpu::Kernel;
+use iopath_model::toml_out::{self, WriteError};
 use std::time::{Duration, Instant};
 
 /// A ZFS record: checksums, encryption and compression work on one at a time.
@@ -264,12 +266,27 @@ pub fn civil_date(days: i64) -> String {
 /// A part file (the format `iopath fit` writes, loaded with `--parts`) that sets host
 /// part `part`'s kernel rates to `rates`, and its `cpu_cores` to `cores` when given, each
 /// with basis `measurement` and a source naming the machine, implementation and date.
-pub fn part_file(part: &str, name: &str, rates: &[KernelRate], cores: Option<(f64, &str)>, m: &Machine) -> String {
-    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
-    let mut body = format!("[[part]]\nid = {}\nkind = \"host\"\nname = {}\n", q(part), q(name));
+pub fn part_file(
+    part: &str,
+    name: &str,
+    rates: &[KernelRate],
+    cores: Option<(f64, &str)>,
+    m: &Machine,
+) -> Result<String, WriteError> {
+    let mut p = Part {
+        id: part.to_string(),
+        kind: Kind::Host,
+        name: name.to_string(),
+        aliases: Vec::new(),
+        pci_ids: Vec::new(),
+        notes: String::new(),
+        figures: Default::default(),
+    };
+    let measured =
+        |value: f64, source: String| Figure { value: Value::Num(value), source, basis: "measurement".into() };
     if let Some((n, why)) = cores {
         let source = format!("{why} ({}, {} logical CPUs)", m.cpu, m.logical_cpus);
-        body += &format!("figures.cpu_cores = {{ value = {n}, source = {}, basis = \"measurement\" }}\n", q(&source));
+        p.figures.insert("cpu_cores".into(), measured(n, source));
     }
     for r in rates {
         let ratio = r.ratio.map(|x| format!(", compressed to {:.3} of the input", x)).unwrap_or_default();
@@ -277,15 +294,14 @@ pub fn part_file(part: &str, name: &str, rates: &[KernelRate], cores: Option<(f6
             "iopath measure --cpu on {} ({} logical CPUs), {}: {}, one core, {}, bytes per CPU second{ratio}",
             m.cpu, m.logical_cpus, m.date, r.implementation, r.buffer
         );
-        body += &format!(
-            "figures.{} = {{ value = {}, source = {}, basis = \"measurement\" }}\n",
-            r.kernel.figure(),
-            toml::Value::Float((r.mb_s * 10.0).round() / 10.0),
-            q(&source)
-        );
+        p.figures.insert(r.kernel.figure().to_string(), measured((r.mb_s * 10.0).round() / 10.0, source));
     }
-    format!(
-        "# Written by `iopath measure --cpu`; load it with `iopath --parts FILE ...`.\n# Measured kernel rates override the catalog's for this host part.\n\n{body}"
+    toml_out::part_file(
+        &[p],
+        &[
+            "Written by `iopath measure --cpu`; load it with `iopath --parts FILE ...`.".into(),
+            "Measured kernel rates override the catalog's for this host part.".into(),
+        ],
     )
 }
 
@@ -608,7 +624,7 @@ mod tests {
             .into_iter()
             .map(|k| KernelRate { kernel: k, mb_s: 1234.56, implementation: "x", buffer: "y", ratio: None })
             .collect();
-        let text = part_file("generic-host", "Generic x86 host", &rates, Some((2.0, "--cores 2")), &m);
+        let text = part_file("generic-host", "Generic x86 host", &rates, Some((2.0, "--cores 2")), &m).unwrap();
         let mut cat = iopath_model::Catalog::builtin();
         cat.overlay("host.toml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         let p = cat.get("generic-host").unwrap();

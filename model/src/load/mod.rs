@@ -22,7 +22,6 @@ pub(crate) mod diagnostics;
 pub(crate) mod links;
 pub(crate) mod nodes;
 pub(crate) mod params;
-pub(crate) mod part_file;
 pub(crate) mod parts;
 pub(crate) mod pools;
 pub(crate) mod tree;

@@ -2,7 +2,6 @@
 
 use crate::catalog::{Catalog, CatalogError, Kind, Part, check_value, did_you_mean, figure_names, figure_spec};
 use crate::load::params::param_type_help;
-use crate::load::part_file::PartFileOut;
 use crate::topology::{Sink, known};
 use toml::Spanned;
 
@@ -37,7 +36,7 @@ pub(crate) fn load_parts(sink: &mut Sink, cat: &mut Catalog, parts: &[Part]) {
             sink.broken_parts.insert(p.id.to_ascii_lowercase());
             continue;
         }
-        let t = toml::to_string(&PartFileOut { part: vec![p.clone()] }).unwrap_or_default();
+        let t = crate::toml_out::part_file(std::slice::from_ref(p), &[]).unwrap_or_default();
         let Err(e) = cat.overlay(sink.file, &t) else {
             continue;
         };

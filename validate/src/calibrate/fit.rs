@@ -14,8 +14,9 @@
 
 use super::CalibrateError;
 use super::measurements::{Metric, Point};
-use iopath_model::catalog::{Kind, Value, figure_names, figure_spec, suggest};
+use iopath_model::catalog::{Figure, Kind, Part, Value, figure_names, figure_spec, suggest};
 use iopath_model::report::Report;
+use iopath_model::toml_out::{self, WriteError};
 use iopath_model::topology::ParamOverride;
 use iopath_model::{Topology, catalog};
 use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
@@ -626,48 +627,101 @@ fn tidy_text(v: f64) -> String {
 /// A part file with the fitted figures, loadable with `iopath --parts FILE`: one `[[part]]`
 /// per part, each figure with its source (the files, the points and the error) and
 /// `basis = "fit"`.
-pub fn part_file(r: &FitResult, files: &[String]) -> String {
-    let mut parts: Vec<(String, Kind, String)> = Vec::new();
+pub fn part_file(r: &FitResult, files: &[String]) -> Result<String, WriteError> {
+    let mut parts: Vec<Part> = Vec::new();
     for p in &r.params {
-        if !parts.iter().any(|(id, _, _)| *id == p.part) {
-            parts.push((p.part.clone(), p.kind, p.part_name.clone()));
-        }
+        let se = p.std_err.map(|s| format!(", standard error {}", tidy_text(s))).unwrap_or_default();
+        let source = p.source.clone().unwrap_or_else(|| {
+            format!(
+                "iopath fit: {}, {} points, RMS log error {:.4} -> {:.4} (MAPE {:.1}% -> {:.1}%), via node {}{se}",
+                files.join(", "),
+                r.points.len(),
+                r.before.rms_log,
+                r.after.rms_log,
+                r.before.mape_pct,
+                r.after.mape_pct,
+                p.node
+            )
+        });
+        let at = match parts.iter().position(|x| x.id == p.part) {
+            Some(i) => i,
+            None => {
+                parts.push(Part {
+                    id: p.part.clone(),
+                    kind: p.kind,
+                    name: p.part_name.clone(),
+                    aliases: Vec::new(),
+                    pci_ids: Vec::new(),
+                    notes: String::new(),
+                    figures: Default::default(),
+                });
+                parts.len() - 1
+            }
+        };
+        let figure = Figure { value: Value::Num(tidy(p.value)), source, basis: "fit".into() };
+        parts[at].figures.insert(p.param.clone(), figure);
     }
-    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
-    let mut body = String::new();
-    for (id, kind, name) in parts {
-        body += &format!("[[part]]\nid = {}\nkind = {}\nname = {}\n", q(&id), q(kind.as_str()), q(&name));
-        for p in r.params.iter().filter(|p| p.part == id) {
-            let se = p.std_err.map(|s| format!(", standard error {}", tidy_text(s))).unwrap_or_default();
-            let source = p.source.clone().unwrap_or_else(|| {
-                format!(
-                    "iopath fit: {}, {} points, RMS log error {:.4} -> {:.4} (MAPE {:.1}% -> {:.1}%), via node {}{se}",
-                    files.join(", "),
-                    r.points.len(),
-                    r.before.rms_log,
-                    r.after.rms_log,
-                    r.before.mape_pct,
-                    r.after.mape_pct,
-                    p.node
-                )
-            });
-            body += &format!(
-                "figures.{} = {{ value = {}, source = {}, basis = \"fit\" }}\n",
-                p.param,
-                toml::Value::Float(tidy(p.value)),
-                q(&source)
-            );
-        }
-        body += "\n";
-    }
-    format!(
-        "# Written by `iopath fit`; load it with `iopath --parts FILE ...`.\n# Fitted figures override the catalog's for these parts.\n\n{body}"
+    toml_out::part_file(
+        &parts,
+        &[
+            "Written by `iopath fit`; load it with `iopath --parts FILE ...`.".into(),
+            "Fitted figures override the catalog's for these parts.".into(),
+        ],
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_part_file_loads_back_with_the_fitted_figures() {
+        let free = |node: &str, param: &str, part: &str, kind| Free {
+            node: node.into(),
+            param: param.into(),
+            part: part.into(),
+            part_name: part.to_uppercase(),
+            kind,
+            nodes: vec![node.into()],
+            lo: 0.0,
+            hi: f64::INFINITY,
+            start: 1.0,
+        };
+        // Two figures of one controller and one of a drive; 0.8123456 is tidied to 6 digits.
+        let params = vec![
+            FittedParam::of(
+                &free("hba", "dma_read_efficiency", "asm1166", Kind::Controller),
+                0.8123456,
+                Some(0.01),
+                None,
+            ),
+            FittedParam::of(&free("hba", "max_iops", "asm1166", Kind::Controller), 250_000.0, None, None),
+            FittedParam::of(&free("D", "seq_read_mb_s", "kingston-dc600m-1920", Kind::Drive), 512.5, None, None),
+        ];
+        let stats = ErrorStats { rms_log: 0.1, mape_pct: 10.0 };
+        let r = FitResult {
+            params,
+            points: Vec::new(),
+            before: stats,
+            after: stats,
+            correlations: Vec::new(),
+            warnings: Vec::new(),
+            evaluations: 0,
+            simulations: 0,
+            termination: String::new(),
+        };
+        let text = part_file(&r, &["ramp.json".into()]).unwrap();
+        assert!(text.contains("figures.max_iops = { value = 250000, source = \"iopath fit: ramp.json"), "{text}");
+        let mut cat = iopath_model::Catalog::builtin();
+        cat.overlay("fitted.toml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let hba = cat.get("asm1166").unwrap();
+        assert_eq!(hba.figures["dma_read_efficiency"].value, Value::Num(0.812346), "{text}");
+        assert_eq!(hba.figures["max_iops"].value, Value::Num(250_000.0));
+        assert!(hba.figures["dma_read_efficiency"].source.contains("standard error 0.01"), "{text}");
+        let d = &cat.get("kingston-dc600m-1920").unwrap().figures["seq_read_mb_s"];
+        assert_eq!((&d.value, d.basis.as_str()), (&Value::Num(512.5), "fit"));
+        assert_eq!(text.matches("[[part]]").count(), 2, "one table per part:\n{text}");
+    }
 
     #[test]
     fn free_specs_parse_and_reject() {

@@ -1,92 +1,47 @@
 //! Writing a discovery as a topology file, and fake sysfs trees for tests.
 
-use super::Discovered;
-use iopath_model::catalog::Value;
+use super::{Discovered, PartRef};
+use iopath_model::toml_out::{HostOut, NodeOut, TomlFile, TopologyFile, WriteError};
 use std::io;
 use std::path::Path;
 
-fn q(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
-fn value_toml(v: &Value) -> String {
-    match v {
-        Value::Bool(b) => b.to_string(),
-        Value::Num(n) => {
-            if n.fract() == 0.0 && n.abs() < 1e15 {
-                format!("{}", *n as i64)
-            } else {
-                format!("{n}")
-            }
-        }
-        Value::Str(s) => q(s),
+/// Writes a discovery as topology TOML (with comments saying what was read), through the one
+/// TOML writer ([`iopath_model::toml_out`]).
+pub fn to_toml(d: &Discovered, hostname: &str) -> Result<String, WriteError> {
+    let out = |id: &str, part: &PartRef, parent: &str, port: Option<u32>, link: &Option<String>| NodeOut {
+        id: id.to_string(),
+        part: part.id().to_string(),
+        parent: parent.to_string(),
+        port,
+        link: link.clone(),
+        dev: None,
+    };
+    let file = TopologyFile {
+        name: format!("{hostname} (discovered)"),
+        description: format!("{} drives found by iopath discover", d.drives.len()),
+        source: "iopath discover (sysfs)".into(),
+        host: HostOut { part: "generic-host".into() },
+        node: d.nodes.iter().map(|n| out(&n.id, &n.part, &n.parent, n.port, &n.link)).collect(),
+        drive: d
+            .drives
+            .iter()
+            .map(|x| NodeOut { dev: Some(x.dev.clone()), ..out(&x.id, &x.part, &x.parent, x.port, &x.link) })
+            .collect(),
+        part: d.parts.clone(),
+    };
+    let mut header = vec![
+        "Written by `iopath discover` from sysfs. Parts not in the catalog are defined at the".to_string(),
+        "end of this file with what sysfs told; figures it cannot tell are marked inferred.".to_string(),
+    ];
+    header.extend(d.notes.iter().cloned());
+    let mut w = TomlFile::new(&file, &header)?;
+    for (i, n) in d.nodes.iter().enumerate() {
+        w.comment("node", i, &n.comments);
     }
-}
-
-fn comment_lines(out: &mut String, lines: &[String]) {
-    for l in lines {
-        for part in l.lines() {
-            out.push_str("# ");
-            out.push_str(part);
-            out.push('\n');
-        }
+    for (i, x) in d.drives.iter().enumerate() {
+        w.comment("drive", i, &x.comments);
     }
-}
-
-/// Writes a discovery as topology TOML (with comments saying what was read).
-pub fn to_toml(d: &Discovered, hostname: &str) -> String {
-    let mut s = String::new();
-    s += "# Written by `iopath discover` from sysfs. Parts not in the catalog are defined at the\n";
-    s += "# end of this file with what sysfs told; figures it cannot tell are marked inferred.\n";
-    comment_lines(&mut s, &d.notes);
-    s += &format!("name = {}\n", q(&format!("{hostname} (discovered)")));
-    s += &format!("description = {}\n", q(&format!("{} drives found by iopath discover", d.drives.len())));
-    s += "source = \"iopath discover (sysfs)\"\n\n[host]\npart = \"generic-host\"\n";
-    for n in &d.nodes {
-        s += "\n";
-        comment_lines(&mut s, &n.comments);
-        s += "[[node]]\n";
-        s += &format!("id = {}\npart = {}\nparent = {}\n", q(&n.id), q(n.part.id()), q(&n.parent));
-        if let Some(p) = n.port {
-            s += &format!("port = {p}\n");
-        }
-        if let Some(l) = &n.link {
-            s += &format!("link = {}\n", q(l));
-        }
-    }
-    for dr in &d.drives {
-        s += "\n";
-        comment_lines(&mut s, &dr.comments);
-        s += "[[drive]]\n";
-        s += &format!("id = {}\npart = {}\nparent = {}\n", q(&dr.id), q(dr.part.id()), q(&dr.parent));
-        if let Some(p) = dr.port {
-            s += &format!("port = {p}\n");
-        }
-        if let Some(l) = &dr.link {
-            s += &format!("link = {}\n", q(l));
-        }
-        s += &format!("dev = {}\n", q(&dr.dev));
-    }
-    for p in &d.parts {
-        s += "\n[[part]]\n";
-        s += &format!("id = {}\nkind = {}\nname = {}\n", q(&p.id), q(p.kind.as_str()), q(&p.name));
-        if !p.pci_ids.is_empty() {
-            let ids: Vec<String> = p.pci_ids.iter().map(|i| q(i)).collect();
-            s += &format!("pci_ids = [{}]\n", ids.join(", "));
-        }
-        if !p.notes.is_empty() {
-            s += &format!("notes = {}\n", q(&p.notes));
-        }
-        for (k, f) in &p.figures {
-            s += &format!(
-                "figures.{k} = {{ value = {}, source = {}, basis = {} }}\n",
-                value_toml(&f.value),
-                q(&f.source),
-                q(&f.basis)
-            );
-        }
-    }
-    s
+    Ok(w.finish())
 }
 
 /// Builds a fake sysfs tree from a manifest, one entry a line:
