@@ -122,162 +122,193 @@ fn read_at(f: &File, off: u64, len: usize) -> Vec<u8> {
 /// This layer is independent of libblkid: the gate refuses when either finds something.
 pub fn probe_signatures(f: &File, size: u64) -> Vec<Signature> {
     let head = read_at(f, 0, 256 * 1024);
-    let at = |off: usize, magic: &[u8]| -> bool {
-        head.len() >= off + magic.len() && &head[off..off + magic.len()] == magic
-    };
-    let le16 = |off: usize| -> Option<u16> { head.get(off..off + 2).map(|b| u16::from_le_bytes([b[0], b[1]])) };
-    let mut found = Vec::new();
-    let mut add = |what: &str, offset: u64| found.push(Signature::builtin(what, offset));
+    let h = Head(&head);
+    let mut found = Found(Vec::new());
+    partition_tables(f, size, h, &mut found);
+    filesystems(h, &mut found);
+    volumes(f, size, h, &mut found);
+    found.0
+}
 
-    // Partition tables.
+/// The first 256 KiB of a device, where every probed magic but a few tail ones lives.
+#[derive(Clone, Copy)]
+struct Head<'a>(&'a [u8]);
+
+impl Head<'_> {
+    /// Whether `magic` is at byte `off`.
+    fn at(self, off: usize, magic: &[u8]) -> bool {
+        self.0.len() >= off + magic.len() && &self.0[off..off + magic.len()] == magic
+    }
+    fn le16(self, off: usize) -> Option<u16> {
+        self.0.get(off..off + 2).map(|b| u16::from_le_bytes([b[0], b[1]]))
+    }
+}
+
+/// What the probe found, in the order it looks.
+struct Found(Vec<Signature>);
+
+impl Found {
+    fn add(&mut self, what: &str, offset: u64) {
+        self.0.push(Signature::builtin(what, offset));
+    }
+}
+
+/// GPT (primary and backup), and an MBR told apart from the boot sectors of FAT, NTFS and
+/// exFAT, which carry 0x55AA too.
+fn partition_tables(f: &File, size: u64, h: Head, found: &mut Found) {
     for lba in [512usize, 4096] {
-        if at(lba, b"EFI PART") {
-            add("GPT partition table", lba as u64);
+        if h.at(lba, b"EFI PART") {
+            found.add("GPT partition table", lba as u64);
         }
     }
     if size >= 512 {
         let tail = read_at(f, size - 512, 512);
         if tail.starts_with(b"EFI PART") {
-            add("GPT backup partition table", size - 512);
+            found.add("GPT backup partition table", size - 512);
         }
     }
     // Boot sectors of filesystems carry 0x55AA too: name them, and take 0x55AA for an MBR
     // only without one and with four plausible entries (boot flag 0x00 or 0x80), as
     // libblkid does.
-    let ntfs = at(3, b"NTFS    ");
-    let exfat = at(3, b"EXFAT   ");
-    let fat = at(82, b"FAT32   ") || at(54, b"FAT12   ") || at(54, b"FAT16   ") || at(54, b"FAT");
+    let ntfs = h.at(3, b"NTFS    ");
+    let exfat = h.at(3, b"EXFAT   ");
+    let fat = h.at(82, b"FAT32   ") || h.at(54, b"FAT12   ") || h.at(54, b"FAT16   ") || h.at(54, b"FAT");
     if ntfs {
-        add("NTFS filesystem", 3);
+        found.add("NTFS filesystem", 3);
     }
     if exfat {
-        add("exFAT filesystem", 3);
+        found.add("exFAT filesystem", 3);
     }
-    if at(82, b"FAT32   ") {
-        add("FAT32 filesystem", 82);
+    if h.at(82, b"FAT32   ") {
+        found.add("FAT32 filesystem", 82);
     } else if fat {
-        add("FAT filesystem", 54);
+        found.add("FAT filesystem", 54);
     }
-    let entries_ok = (0..4).all(|i| matches!(head.get(446 + 16 * i), Some(0x00 | 0x80)));
-    if at(510, &[0x55, 0xAA]) && !ntfs && !fat && !exfat && entries_ok {
-        add("MBR (DOS) partition table", 510);
+    let entries_ok = (0..4).all(|i| matches!(h.0.get(446 + 16 * i), Some(0x00 | 0x80)));
+    if h.at(510, &[0x55, 0xAA]) && !ntfs && !fat && !exfat && entries_ok {
+        found.add("MBR (DOS) partition table", 510);
     }
-    // Filesystems.
-    if at(1080, &[0x53, 0xEF]) {
-        add("ext2/3/4 filesystem", 1080);
+}
+
+/// Filesystem superblocks and swap, at libblkid's offsets.
+fn filesystems(h: Head, found: &mut Found) {
+    if h.at(1080, &[0x53, 0xEF]) {
+        found.add("ext2/3/4 filesystem", 1080);
     }
-    if at(0, b"XFSB") {
-        add("XFS filesystem", 0);
+    if h.at(0, b"XFSB") {
+        found.add("XFS filesystem", 0);
     }
-    if at(65600, b"_BHRfS_M") {
-        add("btrfs filesystem", 65600);
+    if h.at(65600, b"_BHRfS_M") {
+        found.add("btrfs filesystem", 65600);
     }
-    if at(1024, &0xF2F5_2010u32.to_le_bytes()) {
-        add("F2FS filesystem", 1024);
+    if h.at(1024, &0xF2F5_2010u32.to_le_bytes()) {
+        found.add("F2FS filesystem", 1024);
     }
-    if at(0, b"hsqs") || at(0, b"sqsh") {
-        add("squashfs filesystem", 0);
+    if h.at(0, b"hsqs") || h.at(0, b"sqsh") {
+        found.add("squashfs filesystem", 0);
     }
     for off in [0usize, 512] {
-        if at(off, &0x28cd_3d45u32.to_le_bytes()) || at(off, &0x28cd_3d45u32.to_be_bytes()) {
-            add("cramfs filesystem", off as u64);
+        if h.at(off, &0x28cd_3d45u32.to_le_bytes()) || h.at(off, &0x28cd_3d45u32.to_be_bytes()) {
+            found.add("cramfs filesystem", off as u64);
         }
     }
-    if at(0, &0x1bad_faceu32.to_le_bytes()) {
-        add("BFS filesystem", 0);
+    if h.at(0, &0x1bad_faceu32.to_le_bytes()) {
+        found.add("BFS filesystem", 0);
     }
-    if at(1024, &0xE0F5_E1E2u32.to_le_bytes()) {
-        add("EROFS filesystem", 1024);
+    if h.at(1024, &0xE0F5_E1E2u32.to_le_bytes()) {
+        found.add("EROFS filesystem", 1024);
     }
     // nilfs2: a 16-bit magic, so also a plausible superblock length.
-    if at(1030, &0x3434u16.to_le_bytes()) && le16(1032).is_some_and(|n| (256..=1024).contains(&n)) {
-        add("NILFS2 filesystem", 1030);
+    if h.at(1030, &0x3434u16.to_le_bytes()) && h.le16(1032).is_some_and(|n| (256..=1024).contains(&n)) {
+        found.add("NILFS2 filesystem", 1030);
     }
-    if at(32768, b"JFS1") {
-        add("JFS filesystem", 32768);
+    if h.at(32768, b"JFS1") {
+        found.add("JFS filesystem", 32768);
     }
     for base in [65536usize, 8192] {
         for m in [&b"ReIsErFs"[..], b"ReIsEr2Fs", b"ReIsEr3Fs"] {
-            if at(base + 52, m) {
-                add("ReiserFS filesystem", (base + 52) as u64);
+            if h.at(base + 52, m) {
+                found.add("ReiserFS filesystem", (base + 52) as u64);
             }
         }
     }
-    if at(65536, b"ReIsEr4") {
-        add("Reiser4 filesystem", 65536);
+    if h.at(65536, b"ReIsEr4") {
+        found.add("Reiser4 filesystem", 65536);
     }
     // Minix: 16-bit magics, so also a plausible superblock (inodes, zone size 0).
-    let minix_sane = le16(1024).is_some_and(|n| n > 0) && le16(1034) == Some(0);
+    let minix_sane = h.le16(1024).is_some_and(|n| n > 0) && h.le16(1034) == Some(0);
     for m in [0x137Fu16, 0x138F, 0x2468, 0x2478] {
-        if minix_sane && (at(1040, &m.to_le_bytes()) || at(1040, &m.to_be_bytes())) {
-            add("Minix filesystem", 1040);
+        if minix_sane && (h.at(1040, &m.to_le_bytes()) || h.at(1040, &m.to_be_bytes())) {
+            found.add("Minix filesystem", 1040);
         }
     }
-    if at(1048, &0x4d5au16.to_le_bytes()) && le16(1036) == Some(0) && head.get(1024..1028) != Some(&[0; 4]) {
-        add("Minix v3 filesystem", 1048);
+    if h.at(1048, &0x4d5au16.to_le_bytes()) && h.le16(1036) == Some(0) && h.0.get(1024..1028) != Some(&[0; 4]) {
+        found.add("Minix v3 filesystem", 1048);
     }
     for page in [4096usize, 8192, 16384, 65536] {
-        if at(page - 10, b"SWAPSPACE2") || at(page - 10, b"SWAP-SPACE") {
-            add("Linux swap", (page - 10) as u64);
+        if h.at(page - 10, b"SWAPSPACE2") || h.at(page - 10, b"SWAP-SPACE") {
+            found.add("Linux swap", (page - 10) as u64);
         }
     }
-    if at(32769, b"CD001") {
-        add("ISO 9660 filesystem", 32769);
+    if h.at(32769, b"CD001") {
+        found.add("ISO 9660 filesystem", 32769);
     }
     // UDF: the volume recognition sequence from 32 KiB, one descriptor per 2 KiB (or per
     // block, for blocks up to 4 KiB); look at every 512-byte step.
     if let Some(off) = (0..128usize)
         .map(|i| 32768 + i * 512)
-        .find(|&o| at(o + 1, b"NSR02") || at(o + 1, b"NSR03") || at(o + 1, b"BEA01") || at(o + 1, b"TEA01"))
+        .find(|&o| h.at(o + 1, b"NSR02") || h.at(o + 1, b"NSR03") || h.at(o + 1, b"BEA01") || h.at(o + 1, b"TEA01"))
     {
-        add("UDF filesystem (volume recognition sequence)", off as u64 + 1);
+        found.add("UDF filesystem (volume recognition sequence)", off as u64 + 1);
     }
-    // LVM, RAID, crypto, caches.
+}
+
+/// LVM, md RAID (all four superblock versions, two at the device's end), LUKS, bcache, ZFS.
+fn volumes(f: &File, size: u64, h: Head, found: &mut Found) {
     for sector in 0..4usize {
-        if at(sector * 512, b"LABELONE") {
-            add("LVM2 physical volume", (sector * 512) as u64);
+        if h.at(sector * 512, b"LABELONE") {
+            found.add("LVM2 physical volume", (sector * 512) as u64);
         }
     }
     let md_magic = 0xa92b_4efcu32.to_le_bytes();
-    if at(0, &md_magic) {
-        add("Linux RAID (md 1.1) superblock", 0);
+    if h.at(0, &md_magic) {
+        found.add("Linux RAID (md 1.1) superblock", 0);
     }
-    if at(4096, &md_magic) {
-        add("Linux RAID (md 1.2) superblock", 4096);
+    if h.at(4096, &md_magic) {
+        found.add("Linux RAID (md 1.2) superblock", 4096);
     }
     if size >= 128 * 1024 {
         let off090 = (size & !(65536 - 1)) - 65536;
         let b = read_at(f, off090, 4);
         if b == md_magic || b == 0xa92b_4efcu32.to_be_bytes() {
-            add("Linux RAID (md 0.90) superblock", off090);
+            found.add("Linux RAID (md 0.90) superblock", off090);
         }
         let off10 = ((size / 512 - 16) & !7) * 512;
         if read_at(f, off10, 4) == md_magic {
-            add("Linux RAID (md 1.0) superblock", off10);
+            found.add("Linux RAID (md 1.0) superblock", off10);
         }
     }
-    if at(0, b"LUKS\xba\xbe") {
-        add("LUKS encrypted volume", 0);
+    if h.at(0, b"LUKS\xba\xbe") {
+        found.add("LUKS encrypted volume", 0);
     }
-    if at(16384, b"SKUL\xba\xbe") {
-        add("LUKS2 secondary header", 16384);
+    if h.at(16384, b"SKUL\xba\xbe") {
+        found.add("LUKS2 secondary header", 16384);
     }
     const BCACHE: [u8; 16] =
         [0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba, 0x6d, 0x81];
-    if at(4096 + 24, &BCACHE) {
-        add("bcache superblock", 4096 + 24);
+    if h.at(4096 + 24, &BCACHE) {
+        found.add("bcache superblock", 4096 + 24);
     }
     // ZFS: uberblocks in label 0 from 128 KiB, 1 KiB apart.
     let zfs_le = 0x00ba_b10cu64.to_le_bytes();
     let zfs_be = 0x00ba_b10cu64.to_be_bytes();
     for i in 0..128usize {
         let off = 128 * 1024 + i * 1024;
-        if at(off, &zfs_le) || at(off, &zfs_be) {
-            add("ZFS pool label (uberblock)", off as u64);
+        if h.at(off, &zfs_le) || h.at(off, &zfs_be) {
+            found.add("ZFS pool label (uberblock)", off as u64);
             break;
         }
     }
-    found
 }
 
 /// Both layers on an open file or device of `size` bytes: libblkid's findings, then the
