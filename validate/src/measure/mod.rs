@@ -90,15 +90,15 @@ pub enum MeasureError {
 }
 
 impl MeasureError {
-    /// 2 for refusals and bad input, 1 for failures while running, 130 for a Ctrl-C that
-    /// stopped the run before anything was measured (a layout).
-    pub fn exit_code(&self) -> u8 {
+    /// Whether the error ends a sweep at once instead of being recorded at its point: a
+    /// refusal or bad input (the same at every point) and a Ctrl-C during a layout. The
+    /// exit code each error gives is the CLI's business (`src/cmd/exit.rs`).
+    pub fn stops_a_sweep(&self) -> bool {
         match self {
-            MeasureError::Refused(_) | MeasureError::Usage(_) | MeasureError::Bind(_) => 2,
-            MeasureError::Target(TargetError::Interrupted { .. }) => 130,
-            MeasureError::Target(TargetError::Open { .. } | TargetError::Io { .. }) => 1,
-            MeasureError::Target(_) => 2,
-            MeasureError::Engine(_) => 1,
+            MeasureError::Refused(_) | MeasureError::Usage(_) | MeasureError::Bind(_) => true,
+            MeasureError::Target(TargetError::Open { .. } | TargetError::Io { .. }) => false,
+            MeasureError::Target(_) => true,
+            MeasureError::Engine(_) => false,
         }
     }
 }
@@ -181,7 +181,7 @@ pub fn measure_active_ramp_with(
             }
             // Refusals and bad input are the same at every point, and a Ctrl-C during a
             // layout ends the run: stop at once.
-            Err(e) if matches!(e.exit_code(), 2 | 130) => return Err(e),
+            Err(e) if e.stops_a_sweep() => return Err(e),
             Err(e) => points.push(SweepPoint {
                 param: "active".into(),
                 value: active.into(),
