@@ -97,11 +97,17 @@ pub struct SimDuration(u64);
 
 impl SimTime {
     pub const ZERO: SimTime = SimTime(0);
+    /// Later than any time a run reaches: the end of a window that has none.
+    pub const MAX: SimTime = SimTime(u64::MAX);
     pub const fn from_nanos(ns: u64) -> Self {
         SimTime(ns)
     }
     pub const fn nanos(self) -> u64 {
         self.0
+    }
+    /// Nanoseconds as a float, for continuous-time arithmetic (a disk head's position).
+    pub fn nanos_f64(self) -> f64 {
+        self.0 as f64
     }
     pub fn secs_f64(self) -> f64 {
         self.0 as f64 * 1e-9
@@ -121,6 +127,10 @@ impl SimDuration {
     }
     pub const fn nanos(self) -> u64 {
         self.0
+    }
+    /// Nanoseconds as a float, for continuous-time arithmetic (busy time integrated).
+    pub fn nanos_f64(self) -> f64 {
+        self.0 as f64
     }
     pub fn secs_f64(self) -> f64 {
         self.0 as f64 * 1e-9
@@ -148,6 +158,22 @@ impl Add for SimDuration {
     type Output = SimDuration;
     fn add(self, o: SimDuration) -> SimDuration {
         SimDuration(self.0.saturating_add(o.0))
+    }
+}
+
+/// A span repeated `k` times (saturating).
+impl Mul<u64> for SimDuration {
+    type Output = SimDuration;
+    fn mul(self, k: u64) -> SimDuration {
+        SimDuration(self.0.saturating_mul(k))
+    }
+}
+
+/// A span cut in `k` parts, rounded down to the nanosecond.
+impl Div<u64> for SimDuration {
+    type Output = SimDuration;
+    fn div(self, k: u64) -> SimDuration {
+        SimDuration(self.0 / k)
     }
 }
 
@@ -345,5 +371,20 @@ mod tests {
     fn bytes_over_time_is_a_rate() {
         let r = Bytes::new(1_000_000) / SimDuration::from_secs_f64(1.0);
         assert_eq!(r.mb_s(), 1.0);
+    }
+
+    #[test]
+    fn time_arithmetic_saturates_instead_of_wrapping() {
+        let ms = SimDuration::from_nanos(1_000_000);
+        // A default ramp is a tenth of the runtime: 2 s / 10 = 200 ms, exactly.
+        assert_eq!(SimDuration::from_secs_f64(2.0) / 10, ms * 200);
+        // Going back in time is an empty span, not 2^64 - 1 ns.
+        let (a, b) = (SimTime::from_nanos(5), SimTime::from_nanos(7));
+        assert_eq!(a - b, SimDuration::ZERO);
+        assert_eq!(b - a, SimDuration::from_nanos(2));
+        // A window without an end stays without one, however long the span added.
+        assert_eq!(SimTime::MAX + ms, SimTime::MAX);
+        assert_eq!(ms * u64::MAX, SimDuration::from_nanos(u64::MAX));
+        assert_eq!((SimTime::ZERO + ms * 3).nanos_f64(), 3e6);
     }
 }

@@ -11,12 +11,14 @@
 //! out of the geometry and ordering several queued commands shortens them (NCQ).
 
 use iopath_model::parts::DriveFigures;
+use iopath_model::units::Rate;
 
 /// Figures of one HDD, in SI units.
 #[derive(Debug, Clone)]
 pub struct HddGeometry {
     pub capacity: f64,
-    pub outer_bps: f64,
+    /// Media rate at the outer edge.
+    pub outer: Rate,
     pub rho: f64,
     pub zones: usize,
     pub rev_ns: f64,
@@ -41,7 +43,7 @@ impl HddGeometry {
         let rev = 60e9 / d.rpm;
         HddGeometry {
             capacity: d.capacity_gb * 1e9,
-            outer_bps: outer,
+            outer: Rate::from_bytes_per_s(outer),
             rho: (inner / outer).clamp(0.05, 1.0),
             zones: d.zones.max(1) as usize,
             rev_ns: rev,
@@ -59,7 +61,7 @@ impl HddGeometry {
         let x = (offset / self.capacity).clamp(0.0, 1.0);
         let z = ((x * self.zones as f64) as usize).min(self.zones - 1);
         let xm = (z as f64 + 0.5) / self.zones as f64;
-        self.outer_bps * self.radius(xm)
+        self.outer.bytes_per_s() * self.radius(xm)
     }
 
     fn radius(&self, x: f64) -> f64 {
@@ -296,7 +298,7 @@ mod tests {
     fn geo() -> HddGeometry {
         HddGeometry {
             capacity: 1e12,
-            outer_bps: 200e6,
+            outer: Rate::from_mb_s(200.0),
             rho: 0.5,
             zones: 1000,
             rev_ns: 60e9 / 7200.0,

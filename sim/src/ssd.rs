@@ -20,6 +20,7 @@
 //! Latency spread: the media service time is log-normal with the datasheet's typical latency as
 //! its mean and its 99.9th-percentile QoS figure as its 99.9th percentile.
 
+use iopath_model::units::{Rate, SimDuration, SimTime};
 use rand::Rng;
 use rand_distr::{Distribution, LogNormal};
 
@@ -28,11 +29,13 @@ use rand_distr::{Distribution, LogNormal};
 pub struct SlcCache {
     cap: f64,
     occ: f64,
-    last_ns: u64,
+    last: SimTime,
     full: bool,
-    cached_bps: f64,
-    post_bps: f64,
-    fold_bps: f64,
+    /// Write rates into the cache and, once it is full, straight to TLC/QLC; and the rate at
+    /// which idle time folds the cache's contents out.
+    cached: Rate,
+    post: Rate,
+    fold: Rate,
 }
 
 /// The share of the cache folding must free before a full drive writes at the cached rate again.
@@ -40,16 +43,8 @@ const REFILL_SHARE: f64 = 0.01;
 
 impl SlcCache {
     /// A cache of `cap_bytes`, empty at time 0 (a fresh or long-idle drive, as reviews test it).
-    pub fn new(cap_bytes: f64, cached_mb_s: f64, post_mb_s: f64, fold_mb_s: f64) -> SlcCache {
-        SlcCache {
-            cap: cap_bytes,
-            occ: 0.0,
-            last_ns: 0,
-            full: false,
-            cached_bps: cached_mb_s * 1e6,
-            post_bps: post_mb_s * 1e6,
-            fold_bps: fold_mb_s * 1e6,
-        }
+    pub fn new(cap_bytes: f64, cached: Rate, post: Rate, fold: Rate) -> SlcCache {
+        SlcCache { cap: cap_bytes, occ: 0.0, last: SimTime::ZERO, full: false, cached, post, fold }
     }
 
     /// Whether writes now go to TLC/QLC directly (the post-cache rate).
@@ -62,21 +57,21 @@ impl SlcCache {
         self.occ
     }
 
-    /// `bytes` were written into the drive's NAND by time `now_ns`; returns true when the
+    /// `bytes` were written into the drive's NAND by time `now`; returns true when the
     /// write rate changes (the cache filled, or folding freed enough of it).
-    pub fn wrote(&mut self, bytes: f64, now_ns: u64) -> bool {
-        let dt = now_ns.saturating_sub(self.last_ns) as f64 * 1e-9;
-        self.last_ns = now_ns;
+    pub fn wrote(&mut self, bytes: f64, now: SimTime) -> bool {
+        let dt = (now - self.last).secs_f64();
+        self.last = now;
         let was_full = self.full;
         if self.full {
-            let idle = (dt - bytes / self.post_bps).max(0.0);
-            self.occ = (self.occ - self.fold_bps * idle).max(0.0);
+            let idle = (dt - bytes / self.post.bytes_per_s()).max(0.0);
+            self.occ = (self.occ - self.fold.bytes_per_s() * idle).max(0.0);
             if self.occ <= self.cap * (1.0 - REFILL_SHARE) {
                 self.full = false;
             }
         } else {
-            let idle = (dt - bytes / self.cached_bps).max(0.0);
-            self.occ = (self.occ - self.fold_bps * idle).max(0.0) + bytes;
+            let idle = (dt - bytes / self.cached.bytes_per_s()).max(0.0);
+            self.occ = (self.occ - self.fold.bytes_per_s() * idle).max(0.0) + bytes;
             if self.occ >= self.cap {
                 self.occ = self.cap;
                 self.full = true;
@@ -109,9 +104,9 @@ impl Spread {
         LogNormal::new(mu, sigma).ok().map(|dist| Spread { dist })
     }
 
-    /// One service time [ns].
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
-        self.dist.sample(rng).round() as u64
+    /// One service time, rounded to the nanosecond.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> SimDuration {
+        SimDuration::from_nanos(self.dist.sample(rng).round() as u64)
     }
 }
 
@@ -124,12 +119,13 @@ mod tests {
     #[test]
     fn the_cache_fills_at_full_speed_and_empties_when_idle() {
         // 1 GB cache, 2000 MB/s cached, 500 MB/s after, folding at 500 MB/s.
-        let mut c = SlcCache::new(1e9, 2000.0, 500.0, 500.0);
-        let mut t = 0u64;
+        let mb_s = Rate::from_mb_s;
+        let mut c = SlcCache::new(1e9, mb_s(2000.0), mb_s(500.0), mb_s(500.0));
+        let mut t = SimTime::ZERO;
         let mut flips = 0;
         // 1 MB writes back to back at the cached rate: 0.5 ms each; the cliff at 1000 writes.
         for i in 0..1000 {
-            t += 500_000;
+            t = t + SimDuration::from_nanos(500_000);
             if c.wrote(1e6, t) {
                 flips += 1;
                 assert_eq!(i, 999, "filled after exactly cache / bs writes");
@@ -137,7 +133,7 @@ mod tests {
         }
         assert!(c.is_full() && flips == 1);
         // Idle 1 s: folding frees 500 MB; the next write finds room again.
-        t += 1_000_000_000;
+        t = t + SimDuration::from_secs_f64(1.0);
         assert!(c.wrote(1e6, t));
         assert!(!c.is_full());
         assert!((c.occupancy() - 0.5e9).abs() < 2e6, "{}", c.occupancy());
@@ -147,7 +143,7 @@ mod tests {
     fn spread_keeps_the_mean_and_puts_the_p999_where_asked() {
         let s = Spread::from_mean_p999(100_000.0, 273_000.0).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let mut v: Vec<u64> = (0..200_000).map(|_| s.sample(&mut rng)).collect();
+        let mut v: Vec<u64> = (0..200_000).map(|_| s.sample(&mut rng).nanos()).collect();
         let mean = v.iter().sum::<u64>() as f64 / v.len() as f64;
         v.sort_unstable();
         let p999 = v[v.len() * 999 / 1000] as f64;

@@ -9,7 +9,7 @@ impl Sim {
     /// is a resource no other moving class uses (its own media or link, typically), the
     /// max-min allocation of everyone else is unchanged: give it the leftover and stop there.
     /// Otherwise the component needs a full reallocation (returns false).
-    pub(super) fn try_join(&mut self, c: usize, k: usize, now: u64) -> bool {
+    pub(super) fn try_join(&mut self, c: usize, k: usize, now: SimTime) -> bool {
         if self.alloc.comps[k].dirty || self.classes[c].costs.is_empty() {
             return false;
         }
@@ -41,13 +41,13 @@ impl Sim {
         cl.rate = rate;
         cl.version += 1;
         let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
-        self.sched.set_timer(c, SimTime::from_nanos(now.saturating_add(ceil_ns(rem / rate * 1e9).max(1))));
+        self.sched.set_timer(c, now + transfer_time(rem, rate));
         true
     }
 
     /// A class stops moving data. If no resource it used is both full and used by another
     /// moving class, nobody else was held back by it: release its load and stop there.
-    pub(super) fn try_leave(&mut self, c: usize, k: usize, old_rate: f64, now: u64) -> bool {
+    pub(super) fn try_leave(&mut self, c: usize, k: usize, old_rate: f64, now: SimTime) -> bool {
         if self.alloc.comps[k].dirty || !old_rate.is_finite() {
             return false;
         }
@@ -74,7 +74,7 @@ impl Sim {
     /// transfers up to now, recomputes their max-min rates, and reschedules the head
     /// completions whose rate changed.
     pub(super) fn reallocate(&mut self) {
-        let now = self.sched.now().nanos();
+        let now = self.sched.now();
         let dirty = std::mem::take(&mut self.alloc.dirty);
         for &k in &dirty {
             self.reallocate_component(k as usize, now);
@@ -83,7 +83,7 @@ impl Sim {
         self.alloc.dirty.clear();
     }
 
-    pub(super) fn reallocate_component(&mut self, k: usize, now: u64) {
+    pub(super) fn reallocate_component(&mut self, k: usize, now: SimTime) {
         self.alloc.comps[k].dirty = false;
         self.alloc.solves += 1;
         if !self.alloc.groups.comp[k].live.is_empty() {
@@ -95,7 +95,7 @@ impl Sim {
         for &c in &comp.active {
             let cl = &mut self.classes[c as usize];
             account(cl, now, ws, we);
-            let dt = (now - cl.last) as f64 * 1e-9;
+            let dt = (now - cl.last).secs_f64();
             if let Some(h) = cl.fifo.front_mut() {
                 h.1 = (h.1 - cl.rate * dt).max(0.0);
             }
@@ -125,26 +125,19 @@ impl Sim {
             cl.rate = rate;
             cl.version += 1;
             let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
-            let dt = if cl.rate.is_infinite() {
-                0
-            } else if cl.rate > 0.0 {
-                ceil_ns(rem / cl.rate * 1e9)
-            } else {
-                u64::MAX / 4
-            };
-            self.sched.set_timer(c as usize, SimTime::from_nanos(now.saturating_add(dt.max(1))));
+            self.sched.set_timer(c as usize, now + transfer_time(rem, cl.rate));
         }
         self.form_groups(k, now);
     }
 
     /// Adds a component's resources' busy time since its last allocation, clipped to the
     /// measured window.
-    pub(super) fn integrate(&mut self, k: usize, now: u64) {
+    pub(super) fn integrate(&mut self, k: usize, now: SimTime) {
         let comp = &mut self.alloc.comps[k];
         let a = comp.last.max(self.win.start);
         let b = now.min(self.win.end);
         if b > a {
-            let dt = (b - a) as f64;
+            let dt = (b - a).nanos_f64();
             for &r in &comp.loaded {
                 self.alloc.util_ns[r] += self.alloc.load[r].min(1.0) * dt;
             }
@@ -204,7 +197,7 @@ pub(super) struct Comp {
     /// Resources this component's last allocation loaded.
     pub(super) loaded: Vec<usize>,
     /// Time up to which `loaded` is integrated into utilization.
-    pub(super) last: u64,
+    pub(super) last: SimTime,
     pub(super) dirty: bool,
     pub(super) maxmin: MaxMin,
 }
@@ -249,11 +242,12 @@ pub(super) fn components(classes: &[Class], n_res: usize) -> (Vec<u32>, usize) {
 }
 
 /// Adds what a class moved since it was last accounted, clipped to the measured window.
-pub(super) fn account(cl: &mut Class, now: u64, win_start: u64, win_end: u64) {
+pub(super) fn account(cl: &mut Class, now: SimTime, win_start: SimTime, win_end: SimTime) {
     let a = cl.acc_t.max(win_start);
     let b = now.min(win_end);
     if b > a && !cl.fifo.is_empty() && cl.rate.is_finite() {
-        cl.window_bytes += cl.rate * (b - a) as f64 * 1e-9;
+        // rate x ns, then to seconds: this order of the products keeps every report's digits.
+        cl.window_bytes += cl.rate * (b - a).nanos_f64() * 1e-9;
     }
     cl.acc_t = now;
 }

@@ -7,7 +7,7 @@ impl Sim {
         if self.pool.is_some() {
             return self.pool_issue(j);
         }
-        let now = self.sched.now().nanos();
+        let now = self.sched.now();
         let Some((read, offset, bs)) = self.next_job_io(j, now) else { return };
         let job = &self.jobs[j as usize];
         let drive = job.drive;
@@ -28,7 +28,7 @@ impl Sim {
 
     /// Job `j`'s next I/O (read?, offset, length) over its region, counted as issued and
     /// outstanding; `None` once the job has stopped (time limit or byte budget reached).
-    pub(super) fn next_job_io(&mut self, j: u32, now: u64) -> Option<(bool, f64, f64)> {
+    pub(super) fn next_job_io(&mut self, j: u32, now: SimTime) -> Option<(bool, f64, f64)> {
         let job = &mut self.jobs[j as usize];
         if job.stopped || job.until.is_some_and(|u| now >= u) || job.budget.is_some_and(|b| job.issued >= b) {
             job.stopped = true;
@@ -54,7 +54,7 @@ impl Sim {
 
     /// A command leaves the host for its drive (first for a copy's read, again for its write).
     pub(super) fn begin_command(&mut self, io: u32) {
-        let now = self.sched.now().nanos();
+        let now = self.sched.now();
         self.ios[io as usize].start = now;
         let d = self.ios[io as usize].drive as usize;
         let dr = &self.drives[d];
@@ -81,7 +81,7 @@ impl Sim {
     }
 
     pub(super) fn at_drive(&mut self, io: u32) {
-        let now = self.sched.now().nanos();
+        let now = self.sched.now().nanos_f64();
         let (d, stage, offset, len) = {
             let x = &self.ios[io as usize];
             (x.drive as usize, x.stage, x.offset, x.len)
@@ -89,12 +89,12 @@ impl Sim {
         let dr = &mut self.drives[d];
         if let Some(h) = dr.hdd.as_mut() {
             match stage {
-                Stage::Read if h.ra.hits(&h.geo, offset, now as f64) => {
-                    let ready = h.ra.request(&h.geo, offset, len, now as f64);
+                Stage::Read if h.ra.hits(&h.geo, offset, now) => {
+                    let ready = h.ra.request(&h.geo, offset, len, now);
                     // The media reads this instead of writing back cached data.
-                    h.wb.pause(now as f64, len / h.geo.rate_at(offset) * 1e9);
+                    h.wb.pause(now, len / h.geo.rate_at(offset) * 1e9);
                     h.busy_ns += len / h.geo.rate_at(offset) * 1e9;
-                    self.sched.at(SimTime::from_nanos(ceil_ns(ready)), Ev::DataReady { io });
+                    self.sched.at(ceil_time(ready), Ev::DataReady { io });
                 }
                 Stage::Read => {
                     h.queue.push((io, true));
@@ -119,10 +119,10 @@ impl Sim {
         dr.units_free -= 1;
         let lane = if self.ios[io as usize].stage == Stage::Read { dr.lanes.read } else { dr.lanes.write };
         if self.ios[io as usize].stage == Stage::Read
-            && let Some(ns) = self.flash_read_ns(d)
+            && let Some(spread) = self.flash_read_time(d)
         {
-            let now = self.sched.now().nanos();
-            self.sched.at(SimTime::from_nanos(now + ns), Ev::UnitDone { io });
+            let now = self.sched.now();
+            self.sched.at(now + spread, Ev::UnitDone { io });
             return;
         }
         self.sched.push(lane, Ev::UnitDone { io });
@@ -151,7 +151,7 @@ impl Sim {
             let k = self.alloc.comp_of[c] as usize;
             self.alloc.active_pos[c] = self.alloc.comps[k].active.len() as u32;
             self.alloc.comps[k].active.push(c as u32);
-            let now = self.sched.now().nanos();
+            let now = self.sched.now();
             self.classes[c].acc_t = now;
             self.classes[c].last = now;
             for cost in &self.classes[c].costs {
@@ -172,7 +172,7 @@ impl Sim {
     }
 
     pub(super) fn xfer_done(&mut self, c: u32) {
-        let now = self.sched.now().nanos();
+        let now = self.sched.now();
         if self.classes[c as usize].fifo.is_empty() {
             return;
         }
@@ -184,14 +184,7 @@ impl Sim {
         cl.last = now;
         if let Some(&(_, rem)) = cl.fifo.front() {
             cl.version += 1;
-            let dt = if cl.rate.is_infinite() {
-                0
-            } else if cl.rate > 0.0 {
-                ceil_ns(rem / cl.rate * 1e9)
-            } else {
-                u64::MAX / 4
-            };
-            self.sched.set_timer(c as usize, SimTime::from_nanos(now + dt.max(1)));
+            self.sched.set_timer(c as usize, now + transfer_time(rem, cl.rate));
         } else {
             // The class stops moving data: the others take its share.
             let old_rate = cl.rate;
@@ -253,7 +246,7 @@ impl Sim {
     }
 
     pub(super) fn completed(&mut self, io: u32) {
-        let now = self.sched.now().nanos();
+        let now = self.sched.now();
         let (job, d, stage, len, start, pm, copy_to) = {
             let x = &self.ios[io as usize];
             (x.job, x.drive as usize, x.stage, x.len, x.start, x.pm, x.copy_to)
@@ -266,7 +259,7 @@ impl Sim {
                 Stage::Write => st.write_bytes += len,
             }
             st.ios += 1;
-            let lat = now - start;
+            let lat = (now - start).nanos();
             st.lat_sum_ns += lat as f64;
             st.hist.saturating_record((lat / LAT_UNIT_NS).max(1));
             st.first.get_or_insert(now);

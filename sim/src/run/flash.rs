@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::ssd::{SlcCache, Spread};
+use iopath_model::units::Rate;
 
 /// A flash drive's state beyond its fixed figures.
 pub(super) struct FlashSt {
@@ -28,7 +29,13 @@ impl FlashSt {
     ) -> FlashSt {
         let f = t.drive_figures(d);
         let slc = (f.write_cache_gb > 0.0).then(|| {
-            SlcCache::new(f.write_cache_gb * 1e9, f.seq_write_mb_s, f.post_cache_write_mb_s, f.cache_fold_mb_s)
+            let mb_s = Rate::from_mb_s;
+            SlcCache::new(
+                f.write_cache_gb * 1e9,
+                mb_s(f.seq_write_mb_s),
+                mb_s(f.post_cache_write_mb_s),
+                mb_s(f.cache_fold_mb_s),
+            )
         });
         let post_costs = if slc.is_some() { g.post_cache_costs(t, d, write_costs) } else { Vec::new() };
         FlashSt {
@@ -46,17 +53,17 @@ impl FlashSt {
 
 impl Sim {
     /// A read's media service time on a flash drive with a spread, `None` for the fixed one.
-    pub(super) fn flash_read_ns(&mut self, d: usize) -> Option<u64> {
+    pub(super) fn flash_read_time(&mut self, d: usize) -> Option<SimDuration> {
         let f = self.drives[d].flash.as_mut()?;
         let s = f.read_spread?;
-        Some(s.sample(&mut f.rng).max(1))
+        Some(s.sample(&mut f.rng).max(SimDuration::from_nanos(1)))
     }
 
     /// `len` bytes of a write reached flash drive `d`'s NAND: the SLC cache fills or folds, and
     /// when the write rate changes the write class takes its new costs and its component is
     /// reallocated (the next allocation solves with them).
     pub(super) fn flash_wrote(&mut self, d: usize, len: f64) {
-        let now = self.sched.now().nanos();
+        let now = self.sched.now();
         let Some(f) = self.drives[d].flash.as_mut() else { return };
         let Some(slc) = f.slc.as_mut() else { return };
         if !slc.wrote(len, now) {

@@ -56,8 +56,8 @@ impl Sim {
     /// A write's data has reached HDD `d`: a write-back stream takes it, the write cache
     /// acknowledges it, or it queues for the actuator.
     pub(super) fn hdd_write_arrived(&mut self, d: usize, io: u32) {
-        let now = self.sched.now().nanos();
-        let half = self.drives[d].fabric_half_ns;
+        let now = self.sched.now().nanos_f64();
+        let half = self.drives[d].fabric_half;
         let (offset, len) = (self.ios[io as usize].offset, self.ios[io as usize].len);
         let Some(h) = self.drives[d].hdd.as_mut() else { return };
         // A write that continues the previous one is a sequential stream's, not a random
@@ -65,9 +65,9 @@ impl Sim {
         let continues = (offset - h.last_write_end).abs() < 0.5;
         h.last_write_end = offset + len;
         if h.wb.hits(&h.geo, offset) {
-            let ack = h.wb.accept(&h.geo, offset, len, now as f64);
+            let ack = h.wb.accept(&h.geo, offset, len, now);
             h.busy_ns += len / (h.geo.rate_at(offset) * h.geo.write_eff) * 1e9;
-            self.sched.at(SimTime::from_nanos(ceil_ns(ack) + half), Ev::DriveDone { io });
+            self.sched.at(ceil_time(ack) + half, Ev::DriveDone { io });
         } else if h.write_cache && !continues {
             h.wait_room.push_back(io);
             self.hdd_admit(d);
@@ -81,8 +81,8 @@ impl Sim {
     /// Writes waiting for room in the write cache enter it, oldest first, while it has room;
     /// each is acknowledged after the firmware's command time.
     fn hdd_admit(&mut self, d: usize) {
-        let now = self.sched.now().nanos() as f64;
-        let half = self.drives[d].fabric_half_ns;
+        let now = self.sched.now().nanos_f64();
+        let half = self.drives[d].fabric_half;
         let Some(h) = self.drives[d].hdd.as_mut() else { return };
         while let Some(&io) = h.wait_room.front() {
             let (offset, len) = (self.ios[io as usize].offset, self.ios[io as usize].len);
@@ -92,14 +92,14 @@ impl Sim {
             h.wait_room.pop_front();
             h.dirty.push_back((offset, len));
             h.dirty_bytes += len;
-            let ack = ceil_ns(now + h.geo.cmd_ns);
-            self.sched.at(SimTime::from_nanos(ack + half), Ev::DriveDone { io });
+            let ack = ceil_time(now + h.geo.cmd_ns);
+            self.sched.at(ack + half, Ev::DriveDone { io });
         }
     }
 
     pub(super) fn hdd_dispatch(&mut self, d: usize) {
-        let now = self.sched.now().nanos() as f64;
-        let half = self.drives[d].fabric_half_ns;
+        let now = self.sched.now().nanos_f64();
+        let half = self.drives[d].fabric_half;
         let ios = &self.ios;
         let Some(h) = self.drives[d].hdd.as_mut() else { return };
         // Queued commands that a stream now serves need no positioning.
@@ -112,12 +112,12 @@ impl Sim {
                 let ready = h.ra.request(&h.geo, x.offset, x.len, now);
                 h.wb.pause(now, x.len / h.geo.rate_at(x.offset) * 1e9);
                 h.busy_ns += x.len / h.geo.rate_at(x.offset) * 1e9;
-                self.sched.at(SimTime::from_nanos(ceil_ns(ready)), Ev::DataReady { io });
+                self.sched.at(ceil_time(ready), Ev::DataReady { io });
             } else if !is_read && h.wb.hits(&h.geo, x.offset) {
                 h.queue.remove(k);
                 let ack = h.wb.accept(&h.geo, x.offset, x.len, now);
                 h.busy_ns += x.len / (h.geo.rate_at(x.offset) * h.geo.write_eff) * 1e9;
-                self.sched.at(SimTime::from_nanos(ceil_ns(ack) + half), Ev::DriveDone { io });
+                self.sched.at(ceil_time(ack) + half, Ev::DriveDone { io });
             } else {
                 k += 1;
             }
@@ -178,11 +178,11 @@ impl Sim {
         h.current = Some((io, is_read));
         h.busy_ns += service;
         h.head = head;
-        self.sched.at(SimTime::from_nanos(ceil_ns(now + service)), Ev::HddDone { drive: d as u32 });
+        self.sched.at(ceil_time(now + service), Ev::HddDone { drive: d as u32 });
     }
 
     pub(super) fn hdd_done(&mut self, d: u32) {
-        let now = self.sched.now().nanos() as f64;
+        let now = self.sched.now().nanos_f64();
         let d = d as usize;
         let Some(h) = self.drives[d].hdd.as_mut() else { return };
         h.busy = false;

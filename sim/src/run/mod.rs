@@ -164,7 +164,7 @@ struct Io {
     stage: Stage,
     offset: f64,
     len: f64,
-    start: u64,
+    start: SimTime,
     /// Issued through this CBS port multiplier and not yet completed at the controller.
     pm: Option<u32>,
     /// The I/O is the read half of a copy; its write half follows.
@@ -185,8 +185,8 @@ struct Job {
     /// Coverage mode: stop after this many bytes.
     budget: Option<f64>,
     issued: f64,
-    /// Time limit for this job [ns] in coverage runs (SSDs in a sequential run).
-    until: Option<u64>,
+    /// Time limit for this job in coverage runs (SSDs in a sequential run).
+    until: Option<SimTime>,
     stopped: bool,
     outstanding: u32,
 }
@@ -195,10 +195,11 @@ struct Class {
     costs: Vec<Cost>,
     /// Payload moved inside the measured window [bytes], accounted up to `acc_t`.
     window_bytes: f64,
-    acc_t: u64,
+    acc_t: SimTime,
     fifo: VecDeque<(u32, f64)>,
     rate: f64,
-    last: u64,
+    /// When the head transfer's remaining bytes were last brought up to date.
+    last: SimTime,
     version: u32,
     /// Behind an FBS port multiplier: the switch term of its upstream cost.
     pm_switch: Option<PmSwitch>,
@@ -211,8 +212,8 @@ struct DriveSt {
     flash: Option<flash::FlashSt>,
     units_free: u32,
     unit_wait: VecDeque<u32>,
-    /// Controller and hop latency before and after the drive [ns].
-    fabric_half_ns: u64,
+    /// Controller and hop latency before and after the drive.
+    fabric_half: SimDuration,
     pm: Option<u32>,
     class: [u32; 2],
     /// Scheduler lanes of this drive's fixed delays: host software time (before and after
@@ -262,8 +263,8 @@ struct DriveStats {
     /// Completion latencies [100 ns units], 2 significant digits (1%).
     hist: Histogram<u32>,
     lat_sum_ns: f64,
-    first: Option<u64>,
-    last: u64,
+    first: Option<SimTime>,
+    last: SimTime,
     used: bool,
 }
 
@@ -297,24 +298,24 @@ pub(crate) fn simulate_with_utils(
 }
 
 /// Whether a run covers regions once (no runtime: a sequential job given a region), and
-/// its ramp and measured time [ns] (the defaults when the workload names none).
-fn plan(t: &Topology, w: &Workload, targets: &[NodeIx]) -> (bool, u64, u64) {
+/// its ramp and measured time (the defaults when the workload names none).
+fn plan(t: &Topology, w: &Workload, targets: &[NodeIx]) -> (bool, SimDuration, SimDuration) {
     let any_hdd = targets.iter().any(|&d| t.drive_figures(d).is_hdd());
     let sequential = !w.rw.is_random();
     // Without a runtime, a sequential job given a region reads (writes) it once.
     // A scrub or rebuild is projected from time-based windows (`pool.rs`).
     let maintenance = w.pool.is_some() && w.task != Task::Io;
     let coverage = w.runtime.is_none() && sequential && w.region_given && !maintenance;
-    let runtime_ns = match w.runtime {
-        Some(r) => r.nanos(),
-        None => SimDuration::from_secs_f64(if any_hdd { DEFAULT_HDD_RUNTIME_S } else { DEFAULT_SSD_RUNTIME_S }).nanos(),
+    let runtime = match w.runtime {
+        Some(r) => r,
+        None => SimDuration::from_secs_f64(if any_hdd { DEFAULT_HDD_RUNTIME_S } else { DEFAULT_SSD_RUNTIME_S }),
     };
-    let ramp_ns = match (w.ramp, coverage) {
-        (_, true) => 0,
-        (Some(r), _) => r.nanos(),
-        (None, _) => runtime_ns / 10,
+    let ramp = match (w.ramp, coverage) {
+        (_, true) => SimDuration::ZERO,
+        (Some(r), _) => r,
+        (None, _) => runtime / 10,
     };
-    (coverage, ramp_ns, runtime_ns)
+    (coverage, ramp, runtime)
 }
 
 /// The simulated time a time-based run will cover, ramp included (every window of a scrub
@@ -322,10 +323,10 @@ fn plan(t: &Topology, w: &Workload, targets: &[NodeIx]) -> (bool, u64, u64) {
 /// covers each drive's region once (its length depends on the rates it reaches).
 pub fn planned_sim_time(t: &Topology, w: &Workload) -> Result<Option<SimDuration>, SimError> {
     let targets = target_drives(t, w)?;
-    let (coverage, ramp_ns, runtime_ns) = plan(t, w, &targets);
+    let (coverage, ramp, runtime) = plan(t, w, &targets);
     // A scrub or rebuild runs one window per part of its plan (`pool.rs`).
     let parts = if w.pool.is_some() && w.task != Task::Io { pool::SEGMENTS } else { 1 };
-    Ok((!coverage).then(|| SimDuration::from_nanos(ramp_ns.saturating_add(runtime_ns).saturating_mul(parts))))
+    Ok((!coverage).then(|| (ramp + runtime) * parts))
 }
 
 struct Sim {
@@ -347,10 +348,10 @@ struct Sim {
     pool: Option<Box<PoolSt>>,
 }
 
-/// The measured window [ns] and the run's progress: what the statistics are taken over.
+/// The measured window and the run's progress: what the statistics are taken over.
 struct Window {
-    start: u64,
-    end: u64,
+    start: SimTime,
+    end: SimTime,
     /// False for a run that covers each drive's region once (the window is then [0, end of
     /// the run]).
     time_based: bool,
@@ -358,8 +359,8 @@ struct Window {
     completed: u64,
     /// Stopped by the cancel flag.
     partial: bool,
-    /// Simulated time the run reached [ns] (ramp included).
-    reached: u64,
+    /// Simulated time the run reached (ramp included).
+    reached: SimTime,
 }
 
 impl Sim {
@@ -370,7 +371,7 @@ impl Sim {
             }
         }
         while let Some(next) = self.sched.pop() {
-            let now = self.sched.now().nanos();
+            let now = self.sched.now();
             if self.win.time_based && now >= self.win.end {
                 break;
             }
@@ -393,7 +394,7 @@ impl Sim {
                 break;
             }
         }
-        self.win.reached = self.sched.now().nanos();
+        self.win.reached = self.sched.now();
         if self.win.partial && self.win.time_based {
             // The measured window ends where the run stopped, never where it would have
             // ended: [ramp end, time reached], empty when stopped inside the ramp.
@@ -446,6 +447,33 @@ impl Sim {
 fn ceil_ns(x: f64) -> u64 {
     let t = x as u64; // truncates toward zero, saturating
     if (t as f64) < x { t.saturating_add(1) } else { t }
+}
+
+/// A time computed in continuous nanoseconds (a disk head's arithmetic), rounded up to the
+/// integer nanosecond the clock counts: an event never runs before it is due.
+#[inline(always)]
+fn ceil_time(ns: f64) -> SimTime {
+    SimTime::from_nanos(ceil_ns(ns))
+}
+
+/// A span in continuous nanoseconds, rounded up to the clock's integer nanosecond.
+#[inline(always)]
+fn ceil_span(ns: f64) -> SimDuration {
+    SimDuration::from_nanos(ceil_ns(ns))
+}
+
+/// How long a class's head transfer of `rem` bytes takes at `rate` [bytes/s]: at once at
+/// an infinite rate, never (far beyond any run) at rate 0; at least one nanosecond, so a
+/// timer always moves the clock.
+fn transfer_time(rem: f64, rate: f64) -> SimDuration {
+    let dt = if rate.is_infinite() {
+        SimDuration::ZERO
+    } else if rate > 0.0 {
+        ceil_span(rem / rate * 1e9)
+    } else {
+        SimDuration::from_nanos(u64::MAX / 4)
+    };
+    dt.max(SimDuration::from_nanos(1))
 }
 
 #[cfg(test)]

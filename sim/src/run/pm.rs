@@ -42,11 +42,12 @@ pub(super) struct PmSt {
     pub(super) excl: Option<u32>,
     /// CBS: the drive the link was last switched to (a handover is paid on a change).
     pub(super) last_active: Option<u32>,
-    /// CBS: when the link is ready after the last handover [ns].
-    pub(super) ready_ns: u64,
+    /// CBS: when the link is ready after the last handover.
+    pub(super) ready: SimTime,
     /// CBS: deferred commands, in arrival order.
     pub(super) waiting: VecDeque<u32>,
-    pub(super) handover_ns: u64,
+    /// CBS: what switching the link to another drive costs.
+    pub(super) handover: SimDuration,
     /// FBS: the classes (and their drives) whose upstream cost carries a switch term.
     pub(super) fbs_classes: Vec<(u32, u32)>,
 }
@@ -59,9 +60,10 @@ impl PmSt {
             n_out: 0,
             excl: None,
             last_active: None,
-            ready_ns: 0,
+            ready: SimTime::ZERO,
             waiting: VecDeque::new(),
-            handover_ns: (handover_us * 1e3) as u64,
+            // Truncated to the nanosecond, as it always was (not rounded: outputs stay put).
+            handover: SimDuration::from_nanos((handover_us * 1e3) as u64),
             fbs_classes: Vec::new(),
         }
     }
@@ -79,7 +81,7 @@ impl Sim {
     /// drive has commands outstanding or its own drive is the active one; otherwise the
     /// first deferred drive claims the link.
     fn cbs_try_issue(&mut self, pm: u32, io: u32) -> bool {
-        let now = self.sched.now().nanos();
+        let now = self.sched.now();
         let d = self.ios[io as usize].drive;
         let p = &mut self.pms[pm as usize];
         if p.excl.is_some_and(|x| x != d) {
@@ -92,16 +94,16 @@ impl Sim {
         p.active = Some(d);
         p.n_out += 1;
         if p.last_active.is_some_and(|h| h != d) {
-            p.ready_ns = now + p.handover_ns;
+            p.ready = now + p.handover;
         }
         p.last_active = Some(d);
-        let ready = p.ready_ns;
+        let ready = p.ready;
         self.ios[io as usize].pm = Some(pm);
         let lanes = self.drives[d as usize].lanes;
         if ready > now {
             // The link is being switched to this drive: its commands follow the handover.
-            let at = ready + self.drives[d as usize].fabric_half_ns;
-            self.sched.at(SimTime::from_nanos(at), Ev::Submitted { io });
+            let at = ready + self.drives[d as usize].fabric_half;
+            self.sched.at(at, Ev::Submitted { io });
         } else {
             self.sched.push(lanes.fabric, Ev::Submitted { io });
         }

@@ -73,9 +73,9 @@ pub(super) struct PoolSt {
     sample_ratio: f64,
     sample_read_share: f64,
     mean_len: f64,
-    /// The protocol round trip each logical request of a client waits once [ns]
+    /// The protocol round trip each logical request of a client waits once
     /// (`net::request_latency_us`), before its first phase.
-    request_ns: u64,
+    request: SimDuration,
 }
 
 /// A maintenance run's walk: steps `from..to` of the plan in order, wrapping within them.
@@ -93,7 +93,7 @@ struct Logical {
     job: u32,
     write: bool,
     len: f64,
-    start: u64,
+    start: SimTime,
     fanout: Fanout,
     phase: usize,
     pending: u32,
@@ -110,7 +110,7 @@ struct PoolStats {
     member_write: f64,
     hist: Histogram<u32>,
     lat_sum_ns: f64,
-    last: u64,
+    last: SimTime,
 }
 
 /// What a sample of a workload's logical I/Os does to each member, by member direction.
@@ -370,7 +370,7 @@ impl Setup {
         &self,
         w: &Workload,
         coverage: bool,
-        until: Option<u64>,
+        until: Option<SimTime>,
         new_rng: &mut impl FnMut() -> ChaCha8Rng,
     ) -> Vec<Job> {
         let bs = w.bs.get() as f64;
@@ -410,10 +410,9 @@ impl Setup {
         let sample_ratio = if member > 0.0 { logical / member } else { 1.0 };
         let sample_read_share = if logical > 0.0 { self.sample.read_bytes / logical } else { 1.0 };
         let mean_len = if self.sample.n > 0.0 { logical / self.sample.n } else { self.bs as f64 };
-        let request_ns = self
-            .client
-            .as_ref()
-            .map_or(0, |c| (iopath_model::net::request_latency_us(t, c, self.bs) * 1e3).round() as u64);
+        let request = self.client.as_ref().map_or(SimDuration::ZERO, |c| {
+            SimDuration::from_micros_f64(iopath_model::net::request_latency_us(t, c, self.bs))
+        });
         let mut slot_of = vec![u32::MAX; t.nodes.len()];
         for (k, &d) in targets.iter().enumerate() {
             slot_of[d] = k as u32;
@@ -439,7 +438,7 @@ impl Setup {
             sample_ratio,
             sample_read_share,
             mean_len,
-            request_ns,
+            request,
             last_end: vec![u64::MAX; jobs],
             maint,
         })
@@ -529,7 +528,7 @@ impl PoolStats {
             member_write: 0.0,
             hist: new_histogram(),
             lat_sum_ns: 0.0,
-            last: 0,
+            last: SimTime::ZERO,
         }
     }
 }
@@ -537,7 +536,7 @@ impl PoolStats {
 impl Sim {
     /// A pool job issues its next logical I/O (a maintenance step), mapped onto the members.
     pub(super) fn pool_issue(&mut self, j: u32) {
-        let now = self.sched.now().nanos();
+        let now = self.sched.now();
         let (fanout, write, len) = if let Some(walk) = self.pool.as_mut().and_then(|p| p.maint.as_mut()) {
             let i = walk.next;
             walk.next = if i + 1 >= walk.to { walk.from } else { i + 1 };
@@ -567,16 +566,16 @@ impl Sim {
             member_read: 0,
             member_write: 0,
         });
-        match p.request_ns {
-            0 => self.start_phase(l),
-            ns => self.sched.at(SimTime::from_nanos(now + ns), Ev::LogicalStart { l }),
+        match p.request {
+            SimDuration::ZERO => self.start_phase(l),
+            rtt => self.sched.at(now + rtt, Ev::LogicalStart { l }),
         }
     }
 
     /// Issues every member I/O of the logical I/O's current phase; a phase with none (every
     /// member it names has failed) is skipped, and past the last phase the logical I/O is done.
     pub(super) fn start_phase(&mut self, l: u32) {
-        let now = self.sched.now().nanos();
+        let now = self.sched.now();
         loop {
             let Some(p) = self.pool.as_mut() else { return };
             let lg = &mut p.logical[l as usize];
@@ -642,7 +641,7 @@ impl Sim {
     /// The logical I/O's last phase is done: count it, free it, and let its job issue the
     /// next (as an event now, so a run of I/Os with no member I/O never recurses).
     fn logical_done(&mut self, l: u32) {
-        let now = self.sched.now().nanos();
+        let now = self.sched.now();
         let (ws, we) = (self.win.start, self.win.end);
         let Some(p) = self.pool.as_mut() else { return };
         let lg = &p.logical[l as usize];
@@ -657,14 +656,14 @@ impl Sim {
             st.member_read += lg.member_read as f64;
             st.member_write += lg.member_write as f64;
             st.ios += 1;
-            let lat = now - lg.start;
+            let lat = (now - lg.start).nanos();
             st.lat_sum_ns += lat as f64;
             st.hist.saturating_record((lat / LAT_UNIT_NS).max(1));
             st.last = now;
         }
         p.free.push(l);
         self.jobs[job as usize].outstanding -= 1;
-        self.sched.at(SimTime::from_nanos(now), Ev::Issue { job });
+        self.sched.at(now, Ev::Issue { job });
     }
 
     /// The pool section of the report and the pool's logical totals (which the report's
@@ -697,7 +696,7 @@ impl Sim {
             let rate = if secs > 0.0 { moved * ratio / secs } else { 0.0 };
             (rate * read_share, rate * (1.0 - read_share), rate / mean)
         } else {
-            let secs = st.last as f64 * 1e-9;
+            let secs = st.last.secs_f64();
             let per_s = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
             (per_s(st.read_bytes), per_s(st.write_bytes), per_s(st.ios as f64))
         };

@@ -8,7 +8,7 @@ impl Sim {
     pub(super) fn report(&self, t: &Topology, w: &Workload) -> (Report, Vec<f64>) {
         // The measured window; empty only when an interrupt stopped the run inside the ramp,
         // and then nothing is divided by it: rates are 0 and a warning says why.
-        let window_ns = self.win.end.saturating_sub(self.win.start) as f64;
+        let window_ns = (self.win.end - self.win.start).nanos_f64();
         let per_s = |x: f64, secs: f64| if secs > 0.0 { x / secs } else { 0.0 };
         let mut drives = Vec::new();
         let mut total = Total::default();
@@ -18,7 +18,7 @@ impl Sim {
         for dr in &self.drives {
             let st = &dr.st;
             // Coverage runs: each drive's rate over its own active time.
-            let span = if self.win.time_based { window_ns } else { st.last as f64 };
+            let span = if self.win.time_based { window_ns } else { st.last.nanos_f64() };
             let secs = span * 1e-9;
             let lat = latency(&st.hist, st.lat_sum_ns, st.ios);
             // Time-based runs count the bytes that crossed the drive's link inside the window
@@ -51,7 +51,7 @@ impl Sim {
 
         // Link utilization, by node.
         let g = &self.graph;
-        let span = if self.win.time_based { window_ns } else { self.win.end as f64 };
+        let span = if self.win.time_based { window_ns } else { self.win.end.nanos_f64() };
         let util = |r: usize| per_s(self.alloc.util_ns[r], span).min(1.0);
         let mut links: Vec<LinkUtil> = Vec::new();
         for ix in 0..t.nodes.len() {
@@ -91,7 +91,7 @@ impl Sim {
             warnings.push(format!(
                 "no I/O completed in the {:.3} s measured window; the numbers are zeros, not a \
                  prediction. Lengthen the runtime (an HDD's first I/O alone takes ~10 ms).",
-                if self.win.time_based { sim_s } else { self.win.end as f64 * 1e-9 }
+                if self.win.time_based { sim_s } else { self.win.end.secs_f64() }
             ));
         }
         let pool = self.pool_result(window_ns);
@@ -112,22 +112,22 @@ impl Sim {
                 events: self.sched.processed(),
                 ios: self.win.completed,
                 wall_s: 0.0,
-                sim_s: if self.win.time_based { sim_s } else { self.win.end as f64 * 1e-9 },
+                sim_s: if self.win.time_based { sim_s } else { self.win.end.secs_f64() },
                 cpu_s: None,
             },
             partial: self.win.partial,
-            covered_s: self.win.partial.then_some(self.win.reached as f64 * 1e-9),
+            covered_s: self.win.partial.then_some(self.win.reached.secs_f64()),
             warnings,
             spread: None,
             pool: pool.map(|(p, _)| p),
-            cpu: self.pool_cpu_use(if self.win.time_based { window_ns } else { self.win.end as f64 }),
+            cpu: self.pool_cpu_use(if self.win.time_based { window_ns } else { self.win.end.nanos_f64() }),
         };
         (report, utils)
     }
 
     /// What an interrupted run covered, in words.
     pub(super) fn partial_warning(&self) -> String {
-        let s = |ns: u64| ns as f64 * 1e-9;
+        let s = |t: SimTime| t.secs_f64();
         if !self.win.time_based {
             return format!(
                 "interrupted at {:.3} s of simulated time, before every drive covered its region: \
@@ -147,7 +147,7 @@ impl Sim {
                 "interrupted at {:.3} s of simulated time: the numbers cover the {:.3} s from the end of \
                  the ramp ({:.3} s) to there, not the whole measured time",
                 s(self.win.reached),
-                s(self.win.end - self.win.start),
+                (self.win.end - self.win.start).secs_f64(),
                 s(self.win.start)
             )
         }

@@ -17,7 +17,7 @@ impl Sim {
             return Err(SimError::TooManyIos { jobs: jobs_n, iodepth: w.iodepth, max: MAX_OUTSTANDING_IOS });
         }
         let graph = ResourceGraph::new(t);
-        let (coverage, ramp_ns, runtime_ns) = plan(t, w, &targets);
+        let (coverage, ramp, runtime) = plan(t, w, &targets);
         // Port multipliers in use.
         let mut pms: Vec<PmSt> = Vec::new();
         let mut pm_of_node: Vec<Option<u32>> = vec![None; t.nodes.len()];
@@ -81,16 +81,16 @@ impl Sim {
                 flash::FlashSt::new(t, &graph, d, slot, w.seed, &classes[class[1] as usize].costs)
             });
             let lat = graph.latencies(t, d);
-            let host_half_ns = (lat.host_us * 500.0) as u64;
-            let fabric_half_ns = (lat.fabric_us * 500.0) as u64;
-            let read_lat_ns = (n.read_latency_us * 1e3) as u64;
-            let write_lat_ns = (n.write_latency_us * 1e3) as u64;
+            // Truncated to the nanosecond (not rounded), as the run always has.
+            let ns = |us: f64| SimDuration::from_nanos((us * 1e3) as u64);
+            let host_half = ns(lat.host_us * 0.5);
+            let fabric_half = ns(lat.fabric_us * 0.5);
             let lanes = DriveLanes {
-                host_fabric: sched.lane(SimDuration::from_nanos(host_half_ns + fabric_half_ns)),
-                host: sched.lane(SimDuration::from_nanos(host_half_ns)),
-                fabric: sched.lane(SimDuration::from_nanos(fabric_half_ns)),
-                read: sched.lane(SimDuration::from_nanos(read_lat_ns)),
-                write: sched.lane(SimDuration::from_nanos(write_lat_ns)),
+                host_fabric: sched.lane(host_half + fabric_half),
+                host: sched.lane(host_half),
+                fabric: sched.lane(fabric_half),
+                read: sched.lane(ns(n.read_latency_us)),
+                write: sched.lane(ns(n.write_latency_us)),
             };
             drives.push(DriveSt {
                 node: d,
@@ -98,7 +98,7 @@ impl Sim {
                 flash,
                 units_free: n.parallelism.max(1),
                 unit_wait: VecDeque::new(),
-                fabric_half_ns,
+                fabric_half,
                 pm,
                 class,
                 lanes,
@@ -113,14 +113,14 @@ impl Sim {
         let jobs = match &pool_setup {
             Some(p) => {
                 let any_hdd = targets.iter().any(|&d| t.drive_figures(d).is_hdd());
-                p.jobs(w, coverage, (coverage && !any_hdd).then_some(runtime_ns), &mut new_rng)
+                p.jobs(w, coverage, (coverage && !any_hdd).then_some(SimTime::ZERO + runtime), &mut new_rng)
             }
-            None => drive_jobs(t, w, &targets, coverage, runtime_ns, &mut new_rng),
+            None => drive_jobs(t, w, &targets, coverage, runtime, &mut new_rng),
         };
         let alloc = Alloc::new(&classes, graph.resources.len());
         let iodepth = pool_setup.as_ref().map_or(w.iodepth, |p| p.iodepth(t, w, jobs_n));
         let pool = pool_setup.map(|p| p.into_state(t, &graph, &targets, jobs_n as usize, segment));
-        let win = Window::new(coverage, ramp_ns, runtime_ns);
+        let win = Window::new(coverage, ramp, runtime);
         Ok(Sim {
             sched,
             graph,
@@ -147,7 +147,7 @@ fn drive_jobs(
     w: &Workload,
     targets: &[NodeIx],
     coverage: bool,
-    runtime_ns: u64,
+    runtime: SimDuration,
     new_rng: &mut impl FnMut() -> ChaCha8Rng,
 ) -> Vec<Job> {
     let bs = w.bs.get() as f64;
@@ -158,8 +158,8 @@ fn drive_jobs(
         let cap = t.drive_figures(targets[slot as usize]).capacity_gb * 1e9;
         ((cap * w.region / bs).floor() * bs).max(bs)
     };
-    let ssd_until = |slot: u32| -> Option<u64> {
-        (coverage && !t.drive_figures(targets[slot as usize]).is_hdd()).then_some(runtime_ns)
+    let ssd_until = |slot: u32| -> Option<SimTime> {
+        (coverage && !t.drive_figures(targets[slot as usize]).is_hdd()).then_some(SimTime::ZERO + runtime)
     };
     let hdd_budget = |slot: u32| -> Option<f64> {
         (coverage && t.drive_figures(targets[slot as usize]).is_hdd()).then(|| region_of(slot))
@@ -229,10 +229,10 @@ impl Class {
         Class {
             costs,
             window_bytes: 0.0,
-            acc_t: 0,
+            acc_t: SimTime::ZERO,
             fifo: VecDeque::new(),
             rate: 0.0,
-            last: 0,
+            last: SimTime::ZERO,
             version: 0,
             pm_switch: None,
         }
@@ -254,17 +254,18 @@ impl DriveStats {
             hist: new_histogram(),
             lat_sum_ns: 0.0,
             first: None,
-            last: 0,
+            last: SimTime::ZERO,
             used: false,
         }
     }
 }
 
 impl Window {
-    /// The measured window of a run: after the ramp for `runtime_ns`, or for a run that
+    /// The measured window of a run: after the ramp for `runtime`, or for a run that
     /// covers each region once, from 0 to wherever it ends.
-    fn new(coverage: bool, ramp_ns: u64, runtime_ns: u64) -> Window {
-        let (start, end) = if coverage { (0, u64::MAX) } else { (ramp_ns, ramp_ns + runtime_ns) };
-        Window { start, end, time_based: !coverage, completed: 0, partial: false, reached: 0 }
+    fn new(coverage: bool, ramp: SimDuration, runtime: SimDuration) -> Window {
+        let start = SimTime::ZERO + ramp;
+        let (start, end) = if coverage { (SimTime::ZERO, SimTime::MAX) } else { (start, start + runtime) };
+        Window { start, end, time_based: !coverage, completed: 0, partial: false, reached: SimTime::ZERO }
     }
 }
