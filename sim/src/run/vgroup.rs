@@ -65,7 +65,7 @@ pub(super) struct Group {
     floor: f64,
     /// Virtual bytes given to each member since the group formed, up to `t_v`.
     v: f64,
-    t_v: u64,
+    t_v: SimTime,
     /// `v` at the measured window's start and end, once passed.
     v_ws: f64,
     v_we: f64,
@@ -254,13 +254,13 @@ impl Groups {
 
 impl Sim {
     /// Moves group `g`'s virtual clock to `now`, noting it at the window's edges.
-    fn advance(&mut self, g: u32, now: u64) {
+    fn advance(&mut self, g: u32, now: SimTime) {
         let (ws, we) = (self.win.start, self.win.end);
         let gr = self.alloc.groups.gm(g);
         if now <= gr.t_v {
             return;
         }
-        let at = |t: u64| gr.v + gr.s * (t - gr.t_v) as f64 * 1e-9;
+        let at = |t: SimTime| gr.v + gr.s * (t - gr.t_v).nanos_f64() * 1e-9;
         if gr.t_v < ws && ws <= now {
             gr.v_ws = at(ws);
         }
@@ -273,7 +273,7 @@ impl Sim {
 
     /// Adds what member `c` moved since it was last accounted (clipped to the window) to
     /// its bytes and to the busy time of the resources it crosses. `advance` first.
-    fn account_member(&mut self, c: usize, now: u64) {
+    fn account_member(&mut self, c: usize, now: SimTime) {
         let (ws, we) = (self.win.start, self.win.end);
         let gs = &mut self.alloc.groups;
         let gr = gs.list[gs.of_class[c] as usize].as_ref().expect("member");
@@ -292,7 +292,7 @@ impl Sim {
     }
 
     /// Sets group `g`'s timer at its earliest finish tag.
-    fn reschedule(&mut self, g: u32, now: u64) {
+    fn reschedule(&mut self, g: u32, now: SimTime) {
         let id = self.alloc.groups.timer_id(g);
         let gr = self.alloc.groups.g(g);
         match gr.tags.peek() {
@@ -302,8 +302,7 @@ impl Sim {
                 // nanosecond leave one a nanosecond after another (after each leave the
                 // solver re-times every other head at `now + max(1, ...)`), and lockstep
                 // drives depend on that spacing (moving them together leaves links idle).
-                let dt = ceil_ns((f64::from_bits(f) - gr.v).max(0.0) / gr.s * 1e9);
-                self.sched.set_timer(id, SimTime::from_nanos(now.saturating_add(dt.max(1))));
+                self.sched.set_timer(id, now + transfer_time((f64::from_bits(f) - gr.v).max(0.0), gr.s));
             }
         }
     }
@@ -366,7 +365,7 @@ impl Sim {
 
     /// Class `c` (just started moving data) joins the group whose bottleneck it crosses,
     /// if the group's allocation stays the max-min one; false: a full solve is needed.
-    pub(super) fn group_join(&mut self, c: usize, k: usize, now: u64) -> bool {
+    pub(super) fn group_join(&mut self, c: usize, k: usize, now: SimTime) -> bool {
         if self.alloc.comps[k].dirty {
             return false;
         }
@@ -405,7 +404,7 @@ impl Sim {
     /// Group `g`'s timer fired: its earliest member's head transfer is done. Returns the
     /// I/O, after the class moved on to its next transfer or left the group.
     pub(super) fn group_fire(&mut self, g: u32) -> Option<u32> {
-        let now = self.sched.now().nanos();
+        let now = self.sched.now();
         self.advance(g, now);
         let Reverse((_, c)) = self.alloc.groups.gm(g).tags.pop()?;
         let c = c as usize;
@@ -480,7 +479,7 @@ impl Sim {
     /// Ends component `k`'s groups: each member goes back to its own rate and timer, with
     /// its head's bytes left, as if the solver had allocated it; the loads of the resources
     /// members crossed are the solver's to set again (the caller solves the component next).
-    pub(super) fn dissolve_groups(&mut self, k: usize, now: u64) {
+    pub(super) fn dissolve_groups(&mut self, k: usize, now: SimTime) {
         while let Some(&g) = self.alloc.groups.comp[k].live.first() {
             self.advance(g, now);
             let members = self.alloc.groups.g(g).members.clone();
@@ -497,15 +496,14 @@ impl Sim {
                 cl.rate = s;
                 cl.last = now;
                 cl.version += 1;
-                let dt = ceil_ns(rem / s * 1e9);
-                self.sched.set_timer(c, SimTime::from_nanos(now.saturating_add(dt.max(1))));
+                self.sched.set_timer(c, now + transfer_time(rem, s));
             }
             self.free_group(g);
         }
     }
 
     /// All groups' members accounted up to `end` (the run is over).
-    pub(super) fn flush_groups(&mut self, end: u64) {
+    pub(super) fn flush_groups(&mut self, end: SimTime) {
         for g in 0..self.alloc.groups.list.len() as u32 {
             if self.alloc.groups.list[g as usize].is_none() {
                 continue;
@@ -519,7 +517,7 @@ impl Sim {
 
     /// After a full solve of component `k`: serves as a group each set of at least
     /// `min_members` classes frozen by one resource, where the group's conditions hold.
-    pub(super) fn form_groups(&mut self, k: usize, now: u64) {
+    pub(super) fn form_groups(&mut self, k: usize, now: SimTime) {
         let min = self.alloc.groups.min_members;
         let cg = &mut self.alloc.groups.comp[k];
         if !cg.eligible || self.alloc.comps[k].active.len() < min {
@@ -577,7 +575,7 @@ impl Sim {
     /// Turns candidate member sets into groups: the loads of the classes outside them
     /// become the base. If any group would not hold, none is formed and the loads the solver
     /// set are put back exactly as they were.
-    fn commit_groups(&mut self, k: usize, now: u64, sets: Vec<(usize, Vec<u32>)>) {
+    fn commit_groups(&mut self, k: usize, now: SimTime, sets: Vec<(usize, Vec<u32>)>) {
         let mut in_set = vec![false; self.classes.len()];
         for (_, m) in &sets {
             for &c in m {
@@ -639,7 +637,7 @@ impl Sim {
         }
     }
 
-    fn new_group(&mut self, k: usize, r: usize, now: u64, members: &[u32]) -> u32 {
+    fn new_group(&mut self, k: usize, r: usize, now: SimTime, members: &[u32]) -> u32 {
         let floor = self.alloc.comps[k]
             .active
             .iter()
