@@ -163,7 +163,7 @@ impl Sim {
             } else if self.alloc.groups.comp[k].live.is_empty() {
                 self.try_join(c, k, now)
             } else {
-                self.group_join(c, k, now)
+                self.group_join(c, k, now) || self.join_beside_groups(c, k, now)
             };
             if !joined {
                 self.mark_dirty(k);
@@ -192,12 +192,14 @@ impl Sim {
             cl.version += 1;
             let k = self.alloc.comp_of[c as usize] as usize;
             self.deactivate(c as usize, k);
-            // Beside groups, the loads are theirs to keep: a class outside them leaving
-            // goes to the solver.
-            if self.fbs_switching(c as usize, false)
-                || !self.alloc.groups.comp[k].live.is_empty()
-                || !self.try_leave(c as usize, k, old_rate, now)
-            {
+            let left = if self.fbs_switching(c as usize, false) {
+                false
+            } else if self.alloc.groups.comp[k].live.is_empty() {
+                self.try_leave(c as usize, k, old_rate, now)
+            } else {
+                self.leave_beside_groups(c as usize, k, old_rate, now)
+            };
+            if !left {
                 self.mark_dirty(k);
             }
         }

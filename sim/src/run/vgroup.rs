@@ -25,17 +25,22 @@
 //! A group gives the same rates as the full solve up to rounding (the solve sums its rate
 //! from equal increments; the group divides once), and completion times rounded up to the
 //! nanosecond from them may differ by a nanosecond; `tests` bound what that does to a report.
-//! Groups form only where [`GROUP_MIN_MEMBERS`] classes share the bottleneck: below that a
-//! full solve is cheap, and every run of fewer classes is exactly what the solver gives.
+//! Groups form only in components with [`GROUP_MIN_ACTIVE`] moving classes or more: below
+//! that a full solve is cheap, and every run of fewer classes is exactly what the solver gives.
+//! Beside a group, a class outside it that only its own resources stop joins and leaves
+//! without a solve, as `try_join` and `try_leave` do without groups.
 
 use super::*;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-/// Fewest classes one bottleneck must hold before they are served as a group. Every
-/// topology in `configs/` short of the 1,024-drive one has fewer drives than this (the
-/// largest, 24 bays), so their runs stay bit-identical to the full solve's.
-pub(super) const GROUP_MIN_MEMBERS: usize = 32;
+/// Fewest moving classes a component must have before its bottlenecks' classes are served
+/// as groups. Every topology in `configs/` short of the 1,024-drive one has at most 24 drives
+/// (48 classes, both directions moving), so their runs stay bit-identical to the full solve's.
+pub(super) const GROUP_MIN_ACTIVE: usize = 64;
+
+/// Fewest classes one bottleneck must hold to be a group (in a component that large).
+pub(super) const GROUP_MIN_MEMBERS: usize = 4;
 
 /// Room a resource other than the group's bottleneck must keep (relative): the full
 /// solve calls a resource full at `1 - 1e-9`; staying clear of that by a wide margin keeps
@@ -92,6 +97,7 @@ pub(super) struct CompGroups {
 }
 
 pub(super) struct Groups {
+    pub(super) min_active: usize,
     pub(super) min_members: usize,
     /// Groups formed so far (for tests and benchmarks).
     pub(super) formed: u64,
@@ -121,6 +127,7 @@ impl Groups {
         }
         let n = classes.len();
         Groups {
+            min_active: GROUP_MIN_ACTIVE,
             min_members: GROUP_MIN_MEMBERS,
             formed: 0,
             n_classes: n,
@@ -202,8 +209,8 @@ impl Groups {
             };
             // A group's own bottleneck is never in its `multi` (no other group crosses it).
             if before == 1 {
-                let groups: Vec<u32> = self.res_use[r].iter().map(|u| u.group).collect();
-                for h in groups {
+                for i in 0..self.res_use[r].len() {
+                    let h = self.res_use[r][i].group;
                     if self.g(h).r != r {
                         self.gm(h).multi.push(r);
                     }
@@ -218,7 +225,13 @@ impl Groups {
         for cost in costs {
             let r = cost.resource;
             let before: u32 = self.res_use[r].iter().map(|u| u.n).sum();
-            let groups: Vec<u32> = self.res_use[r].iter().map(|u| u.group).collect();
+            if before == 2 {
+                // `r` stops being shared: out of every `multi` list it is in.
+                for i in 0..self.res_use[r].len() {
+                    let h = self.res_use[r][i].group;
+                    self.gm(h).multi.retain(|&x| x != r);
+                }
+            }
             let mut gone = false;
             if let Some(i) = self.res_use[r].iter().position(|u| u.group == g) {
                 let u = &mut self.res_use[r][i];
@@ -229,11 +242,7 @@ impl Groups {
                     gone = true;
                 }
             }
-            if before == 2 {
-                for h in groups {
-                    self.gm(h).multi.retain(|&x| x != r);
-                }
-            } else if gone {
+            if before != 2 && gone {
                 self.gm(g).multi.retain(|&x| x != r);
             }
         }
@@ -401,6 +410,86 @@ impl Sim {
         true
     }
 
+    /// A resource's load: the classes outside groups plus every group's members.
+    fn total_load(&self, r: usize) -> f64 {
+        let gs = &self.alloc.groups;
+        self.alloc.load[r] + gs.res_use[r].iter().map(|u| gs.g(u.group).s * u.w).sum::<f64>()
+    }
+
+    /// `try_join` beside groups: class `c` crosses no group's bottleneck and no member's
+    /// private resource, and what stops it is a resource of its own. It takes the leftover
+    /// of the loads with the groups' included, joins the base, and the groups still hold
+    /// (the resources it shares with them keep their room). False: a full solve is needed.
+    pub(super) fn join_beside_groups(&mut self, c: usize, k: usize, now: SimTime) -> bool {
+        if self.alloc.comps[k].dirty || self.classes[c].costs.is_empty() {
+            return false;
+        }
+        let gs = &self.alloc.groups;
+        let mut rate = f64::INFINITY;
+        for cost in &self.classes[c].costs {
+            let r = cost.resource;
+            if gs.bottleneck_of[r] != NONE || gs.res_use[r].iter().map(|u| u.n).sum::<u32>() == 1 {
+                return false;
+            }
+            if cost.s_per_byte > 0.0 {
+                rate = rate.min((1.0 - self.total_load(r)).max(0.0) / cost.s_per_byte);
+            }
+        }
+        if !(rate.is_finite() && rate > 0.0) {
+            return false;
+        }
+        for cost in &self.classes[c].costs {
+            let r = cost.resource;
+            if cost.s_per_byte <= 0.0 {
+                continue;
+            }
+            let total = self.total_load(r);
+            let headroom = (1.0 - total).max(0.0) / cost.s_per_byte;
+            if headroom <= rate * (1.0 + 1e-9) && self.alloc.res_active[r] > 1 {
+                return false;
+            }
+            if !gs.res_use[r].is_empty() && total + rate * cost.s_per_byte >= 1.0 - ROOM {
+                return false;
+            }
+        }
+        self.integrate(k, now);
+        for cost in &self.classes[c].costs {
+            self.alloc.load[cost.resource] += rate * cost.s_per_byte;
+            if !self.alloc.is_loaded[cost.resource] {
+                self.alloc.is_loaded[cost.resource] = true;
+                self.alloc.comps[k].loaded.push(cost.resource);
+            }
+        }
+        let cl = &mut self.classes[c];
+        cl.rate = rate;
+        cl.version += 1;
+        let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
+        self.sched.set_timer(c, now + transfer_time(rem, rate));
+        true
+    }
+
+    /// `try_leave` beside groups: a class outside them stops moving data. If it crossed no
+    /// group's bottleneck and no full resource, nobody's rate depended on it: its load leaves
+    /// the base (the groups' resources only gain room).
+    pub(super) fn leave_beside_groups(&mut self, c: usize, k: usize, old_rate: f64, now: SimTime) -> bool {
+        if self.alloc.comps[k].dirty || !old_rate.is_finite() {
+            return false;
+        }
+        for cost in &self.classes[c].costs {
+            let r = cost.resource;
+            if self.alloc.groups.bottleneck_of[r] != NONE
+                || (self.alloc.res_active[r] > 0 && self.total_load(r) >= 1.0 - 1e-9)
+            {
+                return false;
+            }
+        }
+        self.integrate(k, now);
+        for cost in &self.classes[c].costs {
+            self.alloc.load[cost.resource] = (self.alloc.load[cost.resource] - old_rate * cost.s_per_byte).max(0.0);
+        }
+        true
+    }
+
     /// Group `g`'s timer fired: its earliest member's head transfer is done. Returns the
     /// I/O, after the class moved on to its next transfer or left the group.
     pub(super) fn group_fire(&mut self, g: u32) -> Option<u32> {
@@ -468,7 +557,7 @@ impl Sim {
         cg.live.retain(|&x| x != g);
         // A group that did not outlive the solves it saved makes the next forming wait.
         if gr.ops < gr.formed_with {
-            cg.backoff = (cg.backoff * 2).clamp(1, 64);
+            cg.backoff = (cg.backoff * 2).clamp(1, 8);
             cg.block = cg.backoff;
         } else {
             cg.backoff = 0;
@@ -519,8 +608,9 @@ impl Sim {
     /// `min_members` classes frozen by one resource, where the group's conditions hold.
     pub(super) fn form_groups(&mut self, k: usize, now: SimTime) {
         let min = self.alloc.groups.min_members;
+        let min_active = self.alloc.groups.min_active.max(min);
         let cg = &mut self.alloc.groups.comp[k];
-        if !cg.eligible || self.alloc.comps[k].active.len() < min {
+        if !cg.eligible || self.alloc.comps[k].active.len() < min_active {
             return;
         }
         if cg.block > 0 {
@@ -697,6 +787,7 @@ mod tests {
     fn run(t: &Topology, w: &Workload, min_members: usize) -> (Report, Vec<f64>, usize, Vec<f64>) {
         let mut s = Sim::new(t, w).unwrap();
         s.alloc.groups.min_members = min_members;
+        s.alloc.groups.min_active = 0;
         s.run(None);
         let formed = s.alloc.groups.formed as usize;
         let mut max_cost = vec![0.0f64; s.graph.resources.len()];
@@ -778,8 +869,8 @@ mod tests {
     /// the lane (6 Gbit/s, 8b/10b: at most 600 MB/s of payload) is full with three drives
     /// moving data (each drive's media gives ~270 MB/s), so nearly every transfer starts and
     /// ends among dozens of others sharing it. With the full solve alone each of those starts
-    /// and ends is a solve over the moving drives, about two per I/O; with groups (the default,
-    /// 32 members or more) solves happen only while the drives, which start in lockstep,
+    /// and ends is a solve over the moving drives, about two per I/O; with groups (of the
+    /// default size, in a component of any size) solves happen only while the drives, which start in lockstep,
     /// drift apart (a group that empties between two rounds of I/Os is formed again by
     /// solves), and a run twice as long needs almost none more. Both give the same answer.
     #[test]
@@ -801,6 +892,7 @@ mod tests {
             .unwrap();
             let mut s = Sim::new(&t, &w).unwrap();
             s.alloc.groups.min_members = min;
+            s.alloc.groups.min_active = 0;
             s.run(None);
             let (solves, formed) = (s.alloc.solves, s.alloc.groups.formed);
             (solves, formed, s.report(&t, &w).0)
@@ -835,7 +927,7 @@ mod tests {
     /// in the window can therefore differ by what it moves in a few microseconds at most,
     /// here bounded by 1e-3 of its bytes plus two blocks (a transfer straddling either
     /// edge of the window), a drive's I/Os by two (a tie at either edge moves a completion across
-    /// it), and the totals by 1e-3 (the worst of these 60: 1.6e-4).
+    /// it), and the totals by 1e-3 (the worst of these 60: 1.8e-5).
     #[test]
     fn groups_match_the_full_solve() {
         let catalog = Catalog::builtin();
