@@ -498,10 +498,11 @@ impl Sim {
         let Reverse((_, c)) = self.alloc.groups.gm(g).tags.pop()?;
         let c = c as usize;
         self.alloc.groups.gm(g).ops += 1;
-        self.account_member(c, now);
         let cl = &mut self.classes[c];
         let (io, _) = cl.fifo.pop_front().expect("a member moves data");
         cl.last = now;
+        // A member moving on to its next transfer needs no accounting: what it moves follows
+        // from `v` whenever it is next accounted (when it leaves, at a dissolve, at the end).
         if let Some(&(_, rem)) = cl.fifo.front() {
             let gr = self.alloc.groups.gm(g);
             let f = gr.v + rem;
@@ -511,6 +512,7 @@ impl Sim {
             return Some(io);
         }
         // The class stops moving data: the members left take its share.
+        self.account_member(c, now);
         let cl = &mut self.classes[c];
         cl.rate = 0.0;
         cl.version += 1;
