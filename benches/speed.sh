@@ -28,6 +28,14 @@ BIG_ARGS=(--rw read --bs 128k --iodepth 32 --runtime 20s)
 # And a 1 s run, where the start-up (building 1,024 drives, their first 32 commands each,
 # the warm-up solves, 1,024 latency histograms) is a large share of the wall time.
 BIG_SHORT_ARGS=(--rw read --bs 128k --iodepth 32 --runtime 1s)
+# Issue #17: the 1,024-drive case at QD 1, 4 and 32, 1 s simulated each. At QD 1 every I/O
+# starts and stops a transfer that shares a saturated chain link with ~128 others.
+BIG_QDS=(1 4 32)
+# Issue #17: a RAIDZ2 vdev of 8 HDDs, one logical 128 KiB write against one drive I/O.
+RAIDZ=benches/raidz2-8hdd.toml
+# No ramp: the window is the whole run, so the pool's logical I/Os and the run's member
+# I/Os (cost.ios) are counted over the same simulated time as the wall clock.
+RAIDZ_ARGS=(--rw write --bs 128k --iodepth 4 --runtime 1s --ramp 0s)
 SWEEP_ARGS=(--active 1..24 --rw read --bs 1m --iodepth 8 --runtime 2s)
 # The same sweep simulating ten times as long: its 24 points take ~2 ms to ~130 ms each, so
 # the process' serial start-up (~4 ms: the catalog and the topology) no longer hides the
@@ -117,12 +125,20 @@ echo "  marginal per-I/O cost (20 s minus 1 s run): $(fmt "$MARGINAL_US" 3) us, 
 echo "  start-up and warm-up: $(fmt "$(calc "$SHORT_WALL - $SHORT_IOS * $MARGINAL_US / 1e6")" 4) s"
 
 echo
+echo "== 3c. simulate $BIG --rw read --bs 128k --runtime 1s at QD ${BIG_QDS[*]} (issue #17)"
+for qd in "${BIG_QDS[@]}"; do
+    sim_stats "1024 HDDs, QD $qd" "$BIG" --rw read --bs 128k --iodepth "$qd" --runtime 1s
+    echo "  per-I/O wall cost, 1024 HDDs at QD $qd / 6 SSDs: $(fmt "$(calc "$LAST_US_PER_IO / $SIX_US")" 2)x (target: at most 2x)"
+done
+
+echo
 echo "== 4. peak RSS of the 6-SSD case against simulated time (median of $RUNS)"
 for rt in 5s 50s; do
     kb=$(for _ in $(seq "$RUNS"); do peak_rss_kb "$IOPATH_BIN" simulate "$SIX" "${SIX_ARGS[@]}" --runtime "$rt" --json -q; done | median)
     echo "  --runtime $rt: $(fmt "$kb") KiB"
 done
-for args in "${BIG_SHORT_ARGS[*]}" "${BIG_ARGS[*]}"; do
+for args in "${BIG_SHORT_ARGS[*]}" "${BIG_ARGS[*]}" "--rw read --bs 128k --iodepth 1 --runtime 1s" \
+    "--rw read --bs 128k --iodepth 1 --runtime 5s"; do
     read -r -a a <<<"$args"
     kb=$(for _ in $(seq "$RUNS"); do peak_rss_kb "$IOPATH_BIN" simulate "$BIG" "${a[@]}" --json -q; done | median)
     echo "  (1024 HDDs, $args: $(fmt "$kb") KiB)"
@@ -148,6 +164,21 @@ sweep_speedup() {
     done
     echo "  speedup on $(nproc) cores: $(fmt "$(calc "${SW[1]} / ${SW[$(nproc)]}")" 2)x (target: at least 1.8x on 2 cores)"
 }
+
+echo
+echo "== 7. pool fan-out: simulate $RAIDZ ${RAIDZ_ARGS[*]}, as a RAIDZ2 pool and as 8 plain drives"
+rows=()
+for _ in $(seq "$RUNS"); do
+    rows+=("$("${PIN[@]}" "$IOPATH_BIN" simulate "$RAIDZ" --pool tank "${RAIDZ_ARGS[@]}" --json -q |
+        "$PY" -c 'import sys,json; d=json.load(sys.stdin); print(d["cost"]["wall_s"], d["pool"]["ios"], d["cost"]["ios"])')")
+done
+p_wall=$(printf '%s\n' "${rows[@]}" | awk '{print $1}' | median)
+read -r _ p_logical p_member <<<"${rows[0]}"
+POOL_US=$(calc "1e6 * $p_wall / $p_logical")
+echo "RAIDZ2 of 8: $p_logical logical writes, $p_member member I/Os; median wall $(fmt "$p_wall" 4) s of $RUNS"
+echo "  wall cost per logical write     $(fmt "$POOL_US" 3) us ($(fmt "$(calc "1e6 * $p_wall / $p_member")" 3) us per member I/O)"
+sim_stats "8 plain drives, drive writes" "$RAIDZ" "${RAIDZ_ARGS[@]}"
+echo "  wall cost per logical 128 KiB write / per drive I/O: $(fmt "$(calc "$POOL_US / $LAST_US_PER_IO")" 2)x (target: at most 10x)"
 
 echo
 sweep_speedup 5 "${SWEEP_ARGS[@]}"

@@ -1,6 +1,7 @@
 //! Fluid allocation: components of classes that share resources, max-min rates,
 //! utilization integrated over the measured window.
 
+use super::vgroup::Groups;
 use super::*;
 
 impl Sim {
@@ -84,6 +85,10 @@ impl Sim {
 
     pub(super) fn reallocate_component(&mut self, k: usize, now: SimTime) {
         self.alloc.comps[k].dirty = false;
+        self.alloc.solves += 1;
+        if !self.alloc.groups.comp[k].live.is_empty() {
+            self.dissolve_groups(k, now);
+        }
         self.integrate(k, now);
         let (ws, we) = (self.win.start, self.win.end);
         let comp = &mut self.alloc.comps[k];
@@ -122,6 +127,7 @@ impl Sim {
             let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
             self.sched.set_timer(c as usize, now + transfer_time(rem, cl.rate));
         }
+        self.form_groups(k, now);
     }
 
     /// Adds a component's resources' busy time since its last allocation, clipped to the
@@ -156,12 +162,18 @@ pub(super) struct Alloc {
     /// Current load of each resource (sum of rate x cost) and its integral over the window.
     pub(super) load: Vec<f64>,
     pub(super) util_ns: Vec<f64>,
+    /// Classes a saturated resource shares equally, served in virtual time (`vgroup.rs`);
+    /// where a component has groups, `load` holds the load of the classes outside them.
+    pub(super) groups: Groups,
+    /// Full solves so far (for tests and benchmarks: what groups save).
+    pub(super) solves: u64,
 }
 
 impl Alloc {
     /// Nothing moving yet: the components of `classes` over `n_res` resources.
     pub(super) fn new(classes: &[Class], n_res: usize) -> Alloc {
         let (comp_of, n_comps) = components(classes, n_res);
+        let groups = Groups::new(classes, &comp_of, n_comps, n_res);
         Alloc {
             comps: (0..n_comps).map(|_| Comp { maxmin: MaxMin::new(n_res), ..Default::default() }).collect(),
             comp_of,
@@ -171,6 +183,8 @@ impl Alloc {
             is_loaded: vec![false; n_res],
             load: vec![0.0; n_res],
             util_ns: vec![0.0; n_res],
+            groups,
+            solves: 0,
         }
     }
 }

@@ -158,7 +158,14 @@ impl Sim {
                 self.alloc.res_active[cost.resource] += 1;
             }
             // An FBS multiplier's switching cost changes with the drives moving data.
-            if self.fbs_switching(c, true) || !self.try_join(c, k, now) {
+            let joined = if self.fbs_switching(c, true) {
+                false
+            } else if self.alloc.groups.comp[k].live.is_empty() {
+                self.try_join(c, k, now)
+            } else {
+                self.group_join(c, k, now) || self.join_beside_groups(c, k, now)
+            };
+            if !joined {
                 self.mark_dirty(k);
             }
         }
@@ -184,19 +191,23 @@ impl Sim {
             cl.rate = 0.0;
             cl.version += 1;
             let k = self.alloc.comp_of[c as usize] as usize;
-            let pos = self.alloc.active_pos[c as usize] as usize;
-            self.alloc.comps[k].active.swap_remove(pos);
-            if let Some(&moved) = self.alloc.comps[k].active.get(pos) {
-                self.alloc.active_pos[moved as usize] = pos as u32;
-            }
-            self.alloc.active_pos[c as usize] = u32::MAX;
-            for cost in &self.classes[c as usize].costs {
-                self.alloc.res_active[cost.resource] -= 1;
-            }
-            if self.fbs_switching(c as usize, false) || !self.try_leave(c as usize, k, old_rate, now) {
+            self.deactivate(c as usize, k);
+            let left = if self.fbs_switching(c as usize, false) {
+                false
+            } else if self.alloc.groups.comp[k].live.is_empty() {
+                self.try_leave(c as usize, k, old_rate, now)
+            } else {
+                self.leave_beside_groups(c as usize, k, old_rate, now)
+            };
+            if !left {
                 self.mark_dirty(k);
             }
         }
+        self.after_transfer(io);
+    }
+
+    /// A transfer of `io` is done: a read is done at the drive, a write's data has arrived.
+    pub(super) fn after_transfer(&mut self, io: u32) {
         let x = &self.ios[io as usize];
         match x.stage {
             Stage::Read => self.finish_at_drive(io),

@@ -71,6 +71,12 @@ impl Sim {
         }
         let costs = if slc.is_full() { f.post_costs.clone() } else { f.cached_costs.clone() };
         let c = self.drives[d].class[1] as usize;
+        if self.alloc.groups.is_member(c) {
+            // A member's costs are its group's bookkeeping: back to the solver first.
+            let k = self.alloc.comp_of[c] as usize;
+            self.dissolve_groups(k, now);
+            self.mark_dirty(k);
+        }
         self.classes[c].costs = costs;
         if self.alloc.active_pos[c] != u32::MAX {
             let k = self.alloc.comp_of[c] as usize;

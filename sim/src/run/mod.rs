@@ -29,6 +29,7 @@ mod pool;
 mod report;
 mod setup;
 mod targets;
+mod vgroup;
 
 use crate::engine::{Lane, Next, Scheduler};
 use crate::hdd::{HddGeometry, ReadAhead, WriteBack};
@@ -376,7 +377,14 @@ impl Sim {
             }
             match next {
                 Next::Event(ev) => self.handle(ev),
-                Next::Timer(class) => self.xfer_done(class as u32),
+                Next::Timer(id) => match self.alloc.groups.group_of_timer(id) {
+                    Some(g) => {
+                        if let Some(io) = self.group_fire(g) {
+                            self.after_transfer(io);
+                        }
+                    }
+                    None => self.xfer_done(id as u32),
+                },
             }
             if !self.alloc.dirty.is_empty() {
                 self.reallocate();
@@ -393,6 +401,7 @@ impl Sim {
             self.win.end = self.win.reached.clamp(self.win.start, self.win.end);
         }
         let end = if self.win.time_based { self.win.end } else { self.win.reached };
+        self.flush_groups(end);
         for k in 0..self.alloc.comps.len() {
             self.integrate(k, end);
             for &c in &self.alloc.comps[k].active {

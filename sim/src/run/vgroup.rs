@@ -1,0 +1,975 @@
+//! Shared-bottleneck groups: the classes one saturated resource shares equally, served in
+//! virtual time, so a class joining or leaving changes one share, not every member's rate.
+//!
+//! When a full max-min solve of a component leaves at least [`Groups::min_members`] moving
+//! classes frozen by the same full resource `R`, and every other resource those classes
+//! cross has room to spare, the max-min allocation of that component is: every member at
+//! one share `s = avail / w` (`avail`: what the classes bottlenecked elsewhere leave of `R`;
+//! `w`: the members' summed cost per byte on `R`), everything else unchanged. A member
+//! joining or leaving changes `w` and so `s`, and nothing else, as long as
+//!
+//! - no resource a member crosses other than `R` fills at the new share (each member's
+//!   private headroom, `cap`, and the loads of the resources several members share),
+//! - the share stays above every rate of the classes bottlenecked elsewhere that cross `R`
+//!   (`floor`: below it one of them would join the bottleneck),
+//! - and nothing else in the component changes (any other join, leave or change of costs
+//!   dissolves the component's groups and solves it in full, as before).
+//!
+//! Members are then served in virtual time: `v` counts the bytes each member has been given
+//! since the group formed (`dv/dt = s`); a member's head transfer finishes when `v` reaches
+//! its finish tag (`v` when it started plus its bytes). One timer per group fires at the
+//! earliest tag, a binary heap keeps the tags, and a member's window bytes and the busy time
+//! of the resources it crosses follow from `v` at the moments it is accounted. A join or
+//! leave is O(log members + costs of the class + resources several members share).
+//!
+//! A group gives the same rates as the full solve up to rounding (the solve sums its rate
+//! from equal increments; the group divides once), and completion times rounded up to the
+//! nanosecond from them may differ by a nanosecond; `tests` bound what that does to a report.
+//! Groups form only in components with [`GROUP_MIN_ACTIVE`] moving classes or more: below
+//! that a full solve is cheap, and every run of fewer classes is exactly what the solver gives.
+//! Beside a group, a class outside it that only its own resources stop joins and leaves
+//! without a solve, as `try_join` and `try_leave` do without groups.
+
+use super::*;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+/// Fewest moving classes a component must have before its bottlenecks' classes are served
+/// as groups. Every topology in `configs/` short of the 1,024-drive one has at most 24 drives
+/// (48 classes, both directions moving), so their runs stay bit-identical to the full solve's.
+pub(super) const GROUP_MIN_ACTIVE: usize = 64;
+
+/// Fewest classes one bottleneck must hold to be a group (in a component that large).
+pub(super) const GROUP_MIN_MEMBERS: usize = 4;
+
+/// Room a resource other than the group's bottleneck must keep (relative): the full
+/// solve calls a resource full at `1 - 1e-9`; staying clear of that by a wide margin keeps
+/// a group from standing where the solve would name a second bottleneck.
+const ROOM: f64 = 1e-6;
+
+const NONE: u32 = u32::MAX;
+
+/// One group's use of a resource: its members' summed cost per byte there, and how many.
+#[derive(Clone, Copy)]
+pub(super) struct ResUse {
+    group: u32,
+    w: f64,
+    n: u32,
+}
+
+pub(super) struct Group {
+    comp: u32,
+    /// The bottleneck.
+    r: usize,
+    members: Vec<u32>,
+    /// What the classes bottlenecked elsewhere leave of `r`.
+    avail: f64,
+    /// Each member's rate [bytes/s].
+    s: f64,
+    /// Highest rate of a non-member crossing `r`.
+    floor: f64,
+    /// Virtual bytes given to each member since the group formed, up to `t_v`.
+    v: f64,
+    t_v: SimTime,
+    /// `v` at the measured window's start and end, once passed.
+    v_ws: f64,
+    v_we: f64,
+    /// (finish tag bits, class) of every member's head transfer, earliest first.
+    tags: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Members' private headroom [bytes/s] (bits of a non-negative f64 -> count).
+    caps: BTreeMap<u64, u32>,
+    /// Resources (other than `r`) that more than one member of any group crosses.
+    multi: Vec<usize>,
+    /// Joins, leaves and completions since it formed, and the members it formed with.
+    ops: u64,
+    formed_with: u64,
+}
+
+/// Per component: its live groups and when it may form groups again.
+#[derive(Default, Clone)]
+pub(super) struct CompGroups {
+    pub(super) live: Vec<u32>,
+    /// No class has a switch term that changes with other drives (FBS port multipliers).
+    pub(super) eligible: bool,
+    /// Full solves to skip before forming groups again, and the current back-off.
+    block: u32,
+    backoff: u32,
+}
+
+pub(super) struct Groups {
+    pub(super) min_active: usize,
+    pub(super) min_members: usize,
+    /// Groups formed so far (for tests and benchmarks).
+    pub(super) formed: u64,
+    n_classes: usize,
+    list: Vec<Option<Group>>,
+    free: Vec<u32>,
+    pub(super) comp: Vec<CompGroups>,
+    /// Group of each class (`NONE`: not a member), its place in `members`, its head's
+    /// finish tag, `v` when it was last accounted and its private headroom.
+    of_class: Vec<u32>,
+    pos: Vec<u32>,
+    ftag: Vec<f64>,
+    vacc: Vec<f64>,
+    cap: Vec<f64>,
+    /// The group whose bottleneck each resource is.
+    bottleneck_of: Vec<u32>,
+    res_use: Vec<Vec<ResUse>>,
+}
+
+impl Groups {
+    pub(super) fn new(classes: &[Class], comp_of: &[u32], n_comps: usize, n_res: usize) -> Groups {
+        let mut comp = vec![CompGroups { eligible: true, ..Default::default() }; n_comps];
+        for (c, cl) in classes.iter().enumerate() {
+            if cl.pm_switch.is_some() {
+                comp[comp_of[c] as usize].eligible = false;
+            }
+        }
+        let n = classes.len();
+        Groups {
+            min_active: GROUP_MIN_ACTIVE,
+            min_members: GROUP_MIN_MEMBERS,
+            formed: 0,
+            n_classes: n,
+            list: Vec::new(),
+            free: Vec::new(),
+            comp,
+            of_class: vec![NONE; n],
+            pos: vec![NONE; n],
+            ftag: vec![0.0; n],
+            vacc: vec![0.0; n],
+            cap: vec![0.0; n],
+            bottleneck_of: vec![NONE; n_res],
+            res_use: vec![Vec::new(); n_res],
+        }
+    }
+
+    /// The scheduler timer id of group `g` (class timers are `0..classes`).
+    pub(super) fn timer_id(&self, g: u32) -> usize {
+        self.n_classes + g as usize
+    }
+
+    /// The group a timer id belongs to, if it is a group's.
+    pub(super) fn group_of_timer(&self, id: usize) -> Option<u32> {
+        id.checked_sub(self.n_classes).map(|g| g as u32)
+    }
+
+    pub(super) fn is_member(&self, c: usize) -> bool {
+        self.of_class[c] != NONE
+    }
+
+    fn g(&self, g: u32) -> &Group {
+        self.list[g as usize].as_ref().expect("live group")
+    }
+
+    fn gm(&mut self, g: u32) -> &mut Group {
+        self.list[g as usize].as_mut().expect("live group")
+    }
+
+    /// The load of `r` if group `g` ran at share `s` with `dw` more cost there.
+    fn load_at(&self, base: &[f64], r: usize, g: u32, s: f64, dw: f64) -> f64 {
+        let mut l = base[r] + s * dw;
+        for u in &self.res_use[r] {
+            let su = if u.group == g { s } else { self.g(u.group).s };
+            l += su * u.w;
+        }
+        l
+    }
+
+    fn cap_insert(&mut self, g: u32, cap: f64) {
+        *self.gm(g).caps.entry(cap.to_bits()).or_insert(0) += 1;
+    }
+
+    fn cap_remove(&mut self, g: u32, cap: f64) {
+        let caps = &mut self.gm(g).caps;
+        if let Some(n) = caps.get_mut(&cap.to_bits()) {
+            *n -= 1;
+            if *n == 0 {
+                caps.remove(&cap.to_bits());
+            }
+        }
+    }
+
+    /// Adds a member's costs to group `g`'s use of each resource; a resource that more than
+    /// one member (of any group) crosses joins the `multi` list of every group using it.
+    fn add_uses(&mut self, g: u32, costs: &[Cost]) {
+        for cost in costs {
+            let r = cost.resource;
+            let before: u32 = self.res_use[r].iter().map(|u| u.n).sum();
+            let fresh = match self.res_use[r].iter_mut().find(|u| u.group == g) {
+                Some(u) => {
+                    u.w += cost.s_per_byte;
+                    u.n += 1;
+                    false
+                }
+                None => {
+                    self.res_use[r].push(ResUse { group: g, w: cost.s_per_byte, n: 1 });
+                    true
+                }
+            };
+            // A group's own bottleneck is never in its `multi` (no other group crosses it).
+            if before == 1 {
+                for i in 0..self.res_use[r].len() {
+                    let h = self.res_use[r][i].group;
+                    if self.g(h).r != r {
+                        self.gm(h).multi.push(r);
+                    }
+                }
+            } else if before >= 2 && fresh && self.g(g).r != r {
+                self.gm(g).multi.push(r);
+            }
+        }
+    }
+
+    fn remove_uses(&mut self, g: u32, costs: &[Cost]) {
+        for cost in costs {
+            let r = cost.resource;
+            let before: u32 = self.res_use[r].iter().map(|u| u.n).sum();
+            if before == 2 {
+                // `r` stops being shared: out of every `multi` list it is in.
+                for i in 0..self.res_use[r].len() {
+                    let h = self.res_use[r][i].group;
+                    self.gm(h).multi.retain(|&x| x != r);
+                }
+            }
+            let mut gone = false;
+            if let Some(i) = self.res_use[r].iter().position(|u| u.group == g) {
+                let u = &mut self.res_use[r][i];
+                u.n -= 1;
+                u.w -= cost.s_per_byte;
+                if u.n == 0 {
+                    self.res_use[r].swap_remove(i);
+                    gone = true;
+                }
+            }
+            if before != 2 && gone {
+                self.gm(g).multi.retain(|&x| x != r);
+            }
+        }
+    }
+
+    /// Whether group `g` may run at share `s`: no member's private headroom or shared
+    /// resource is reached, and it stays above every non-member's rate on `r`.
+    fn valid_at(&self, base: &[f64], g: u32, s: f64) -> bool {
+        let gr = self.g(g);
+        let min_cap = gr.caps.keys().next().map_or(f64::INFINITY, |&b| f64::from_bits(b));
+        s.is_finite()
+            && s > 0.0
+            && s * (1.0 + ROOM) < min_cap
+            && s > gr.floor * (1.0 + ROOM)
+            && gr.multi.iter().all(|&r| self.load_at(base, r, g, s, 0.0) < 1.0 - ROOM)
+    }
+}
+
+impl Sim {
+    /// Moves group `g`'s virtual clock to `now`, noting it at the window's edges.
+    fn advance(&mut self, g: u32, now: SimTime) {
+        let (ws, we) = (self.win.start, self.win.end);
+        let gr = self.alloc.groups.gm(g);
+        if now <= gr.t_v {
+            return;
+        }
+        let at = |t: SimTime| gr.v + gr.s * (t - gr.t_v).nanos_f64() * 1e-9;
+        if gr.t_v < ws && ws <= now {
+            gr.v_ws = at(ws);
+        }
+        if gr.t_v < we && we <= now {
+            gr.v_we = at(we);
+        }
+        gr.v = at(now);
+        gr.t_v = now;
+    }
+
+    /// Adds what member `c` moved since it was last accounted (clipped to the window) to
+    /// its bytes and to the busy time of the resources it crosses. `advance` first.
+    fn account_member(&mut self, c: usize, now: SimTime) {
+        let (ws, we) = (self.win.start, self.win.end);
+        let gs = &mut self.alloc.groups;
+        let gr = gs.list[gs.of_class[c] as usize].as_ref().expect("member");
+        let cl = &mut self.classes[c];
+        if now > ws && cl.acc_t < we && now > cl.acc_t {
+            let va = if cl.acc_t >= ws { gs.vacc[c] } else { gr.v_ws };
+            let vb = if now <= we { gr.v } else { gr.v_we };
+            let bytes = (vb - va).max(0.0);
+            cl.window_bytes += bytes;
+            for cost in &cl.costs {
+                self.alloc.util_ns[cost.resource] += cost.s_per_byte * bytes * 1e9;
+            }
+        }
+        cl.acc_t = now;
+        gs.vacc[c] = gr.v;
+    }
+
+    /// Sets group `g`'s timer at its earliest finish tag.
+    fn reschedule(&mut self, g: u32, now: SimTime) {
+        let id = self.alloc.groups.timer_id(g);
+        let gr = self.alloc.groups.g(g);
+        match gr.tags.peek() {
+            None => self.sched.cancel_timer(id),
+            Some(&Reverse((f, _))) => {
+                // At least a nanosecond on, as the solver does: members finishing on the same
+                // nanosecond leave one a nanosecond after another (after each leave the
+                // solver re-times every other head at `now + max(1, ...)`), and lockstep
+                // drives depend on that spacing (moving them together leaves links idle).
+                self.sched.set_timer(id, now + transfer_time((f64::from_bits(f) - gr.v).max(0.0), gr.s));
+            }
+        }
+    }
+
+    /// Class `c`'s private headroom [bytes/s] outside bottleneck `r`: the rate at which a
+    /// resource it crosses would fill, given the load of the classes outside groups.
+    fn private_cap(&self, c: usize, r: usize) -> f64 {
+        let mut cap = f64::INFINITY;
+        for cost in &self.classes[c].costs {
+            if cost.resource != r && cost.s_per_byte > 0.0 {
+                cap = cap.min((1.0 - self.alloc.load[cost.resource]).max(0.0) / cost.s_per_byte);
+            }
+        }
+        cap
+    }
+
+    /// Makes `c` a member of `g` (bookkeeping, tag, cap); its share is the caller's.
+    fn add_member(&mut self, g: u32, c: usize) {
+        let r = self.alloc.groups.g(g).r;
+        let cap = self.private_cap(c, r);
+        let head = self.classes[c].fifo.front().map_or(0.0, |h| h.1);
+        let costs = std::mem::take(&mut self.classes[c].costs);
+        let gs = &mut self.alloc.groups;
+        gs.add_uses(g, &costs);
+        gs.cap_insert(g, cap);
+        gs.cap[c] = cap;
+        gs.of_class[c] = g;
+        let gr = gs.list[g as usize].as_mut().expect("live group");
+        gs.pos[c] = gr.members.len() as u32;
+        gr.members.push(c as u32);
+        let f = gr.v + head;
+        gr.tags.push(Reverse((f.to_bits(), c as u32)));
+        gs.ftag[c] = f;
+        gs.vacc[c] = gr.v;
+        self.classes[c].costs = costs;
+    }
+
+    fn remove_member(&mut self, g: u32, c: usize) {
+        let costs = std::mem::take(&mut self.classes[c].costs);
+        let gs = &mut self.alloc.groups;
+        gs.remove_uses(g, &costs);
+        let cap = gs.cap[c];
+        gs.cap_remove(g, cap);
+        let p = gs.pos[c] as usize;
+        let gr = gs.list[g as usize].as_mut().expect("live group");
+        gr.members.swap_remove(p);
+        if let Some(&moved) = gr.members.get(p) {
+            gs.pos[moved as usize] = p as u32;
+        }
+        gs.of_class[c] = NONE;
+        gs.pos[c] = NONE;
+        self.classes[c].costs = costs;
+    }
+
+    /// The members' summed cost per byte on the bottleneck.
+    fn group_w(&self, g: u32) -> f64 {
+        let r = self.alloc.groups.g(g).r;
+        self.alloc.groups.res_use[r].iter().find(|u| u.group == g).map_or(0.0, |u| u.w)
+    }
+
+    /// Class `c` (just started moving data) joins the group whose bottleneck it crosses,
+    /// if the group's allocation stays the max-min one; false: a full solve is needed.
+    pub(super) fn group_join(&mut self, c: usize, k: usize, now: SimTime) -> bool {
+        if self.alloc.comps[k].dirty {
+            return false;
+        }
+        let gs = &self.alloc.groups;
+        let mut found = None;
+        for cost in &self.classes[c].costs {
+            let b = gs.bottleneck_of[cost.resource];
+            if b != NONE {
+                if found.is_some() || cost.s_per_byte <= 0.0 {
+                    return false; // two groups' bottlenecks: leave it to the solver
+                }
+                found = Some((b, cost.s_per_byte));
+            }
+        }
+        let Some((g, c_r)) = found else { return false };
+        let gr = gs.g(g);
+        let s = gr.avail / (self.group_w(g) + c_r);
+        if !(s.is_finite() && s > gr.floor * (1.0 + ROOM)) {
+            return false;
+        }
+        for cost in &self.classes[c].costs {
+            if cost.resource != gr.r && gs.load_at(&self.alloc.load, cost.resource, g, s, cost.s_per_byte) >= 1.0 - ROOM
+            {
+                return false;
+            }
+        }
+        self.advance(g, now);
+        self.add_member(g, c);
+        let gr = self.alloc.groups.gm(g);
+        gr.s = s;
+        gr.ops += 1;
+        self.reschedule(g, now);
+        true
+    }
+
+    /// A resource's load: the classes outside groups plus every group's members.
+    fn total_load(&self, r: usize) -> f64 {
+        let gs = &self.alloc.groups;
+        self.alloc.load[r] + gs.res_use[r].iter().map(|u| gs.g(u.group).s * u.w).sum::<f64>()
+    }
+
+    /// `try_join` beside groups: class `c` crosses no group's bottleneck and no member's
+    /// private resource, and what stops it is a resource of its own. It takes the leftover
+    /// of the loads with the groups' included, joins the base, and the groups still hold
+    /// (the resources it shares with them keep their room). False: a full solve is needed.
+    pub(super) fn join_beside_groups(&mut self, c: usize, k: usize, now: SimTime) -> bool {
+        if self.alloc.comps[k].dirty || self.classes[c].costs.is_empty() {
+            return false;
+        }
+        let gs = &self.alloc.groups;
+        let mut rate = f64::INFINITY;
+        for cost in &self.classes[c].costs {
+            let r = cost.resource;
+            if gs.bottleneck_of[r] != NONE || gs.res_use[r].iter().map(|u| u.n).sum::<u32>() == 1 {
+                return false;
+            }
+            if cost.s_per_byte > 0.0 {
+                rate = rate.min((1.0 - self.total_load(r)).max(0.0) / cost.s_per_byte);
+            }
+        }
+        if !(rate.is_finite() && rate > 0.0) {
+            return false;
+        }
+        for cost in &self.classes[c].costs {
+            let r = cost.resource;
+            if cost.s_per_byte <= 0.0 {
+                continue;
+            }
+            let total = self.total_load(r);
+            let headroom = (1.0 - total).max(0.0) / cost.s_per_byte;
+            if headroom <= rate * (1.0 + 1e-9) && self.alloc.res_active[r] > 1 {
+                return false;
+            }
+            if !gs.res_use[r].is_empty() && total + rate * cost.s_per_byte >= 1.0 - ROOM {
+                return false;
+            }
+        }
+        self.integrate(k, now);
+        for cost in &self.classes[c].costs {
+            self.alloc.load[cost.resource] += rate * cost.s_per_byte;
+            if !self.alloc.is_loaded[cost.resource] {
+                self.alloc.is_loaded[cost.resource] = true;
+                self.alloc.comps[k].loaded.push(cost.resource);
+            }
+        }
+        let cl = &mut self.classes[c];
+        cl.rate = rate;
+        cl.version += 1;
+        let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
+        self.sched.set_timer(c, now + transfer_time(rem, rate));
+        true
+    }
+
+    /// `try_leave` beside groups: a class outside them stops moving data. If it crossed no
+    /// group's bottleneck and no full resource, nobody's rate depended on it: its load leaves
+    /// the base (the groups' resources only gain room).
+    pub(super) fn leave_beside_groups(&mut self, c: usize, k: usize, old_rate: f64, now: SimTime) -> bool {
+        if self.alloc.comps[k].dirty || !old_rate.is_finite() {
+            return false;
+        }
+        for cost in &self.classes[c].costs {
+            let r = cost.resource;
+            if self.alloc.groups.bottleneck_of[r] != NONE
+                || (self.alloc.res_active[r] > 0 && self.total_load(r) >= 1.0 - 1e-9)
+            {
+                return false;
+            }
+        }
+        self.integrate(k, now);
+        for cost in &self.classes[c].costs {
+            self.alloc.load[cost.resource] = (self.alloc.load[cost.resource] - old_rate * cost.s_per_byte).max(0.0);
+        }
+        true
+    }
+
+    /// Group `g`'s timer fired: its earliest member's head transfer is done. Returns the
+    /// I/O, after the class moved on to its next transfer or left the group.
+    pub(super) fn group_fire(&mut self, g: u32) -> Option<u32> {
+        let now = self.sched.now();
+        self.advance(g, now);
+        let Reverse((_, c)) = self.alloc.groups.gm(g).tags.pop()?;
+        let c = c as usize;
+        self.alloc.groups.gm(g).ops += 1;
+        let cl = &mut self.classes[c];
+        let (io, _) = cl.fifo.pop_front().expect("a member moves data");
+        cl.last = now;
+        // A member moving on to its next transfer needs no accounting: what it moves follows
+        // from `v` whenever it is next accounted (when it leaves, at a dissolve, at the end).
+        if let Some(&(_, rem)) = cl.fifo.front() {
+            let gr = self.alloc.groups.gm(g);
+            let f = gr.v + rem;
+            gr.tags.push(Reverse((f.to_bits(), c as u32)));
+            self.alloc.groups.ftag[c] = f;
+            self.reschedule(g, now);
+            return Some(io);
+        }
+        // The class stops moving data: the members left take its share.
+        self.account_member(c, now);
+        let cl = &mut self.classes[c];
+        cl.rate = 0.0;
+        cl.version += 1;
+        let k = self.alloc.comp_of[c] as usize;
+        self.remove_member(g, c);
+        self.deactivate(c, k);
+        if self.alloc.groups.g(g).members.is_empty() {
+            self.free_group(g);
+            return Some(io);
+        }
+        let s = self.alloc.groups.g(g).avail / self.group_w(g);
+        if self.alloc.groups.valid_at(&self.alloc.load, g, s) {
+            self.alloc.groups.gm(g).s = s;
+            self.reschedule(g, now);
+        } else {
+            self.mark_dirty(k);
+        }
+        Some(io)
+    }
+
+    /// Removes a class that stopped moving data from its component's moving classes.
+    pub(super) fn deactivate(&mut self, c: usize, k: usize) {
+        let pos = self.alloc.active_pos[c] as usize;
+        self.alloc.comps[k].active.swap_remove(pos);
+        if let Some(&moved) = self.alloc.comps[k].active.get(pos) {
+            self.alloc.active_pos[moved as usize] = pos as u32;
+        }
+        self.alloc.active_pos[c] = u32::MAX;
+        for cost in &self.classes[c].costs {
+            self.alloc.res_active[cost.resource] -= 1;
+        }
+    }
+
+    fn free_group(&mut self, g: u32) {
+        let id = self.alloc.groups.timer_id(g);
+        self.sched.cancel_timer(id);
+        let gs = &mut self.alloc.groups;
+        let gr = gs.list[g as usize].take().expect("live group");
+        gs.bottleneck_of[gr.r] = NONE;
+        if let Some(u) = gs.res_use[gr.r].iter().position(|u| u.group == g) {
+            gs.res_use[gr.r].swap_remove(u);
+        }
+        let cg = &mut gs.comp[gr.comp as usize];
+        cg.live.retain(|&x| x != g);
+        // A group that did not outlive the solves it saved makes the next forming wait.
+        if gr.ops < gr.formed_with {
+            cg.backoff = (cg.backoff * 2).clamp(1, 8);
+            cg.block = cg.backoff;
+        } else {
+            cg.backoff = 0;
+        }
+        gs.free.push(g);
+    }
+
+    /// Ends component `k`'s groups: each member goes back to its own rate and timer, with
+    /// its head's bytes left, as if the solver had allocated it; the loads of the resources
+    /// members crossed are the solver's to set again (the caller solves the component next).
+    pub(super) fn dissolve_groups(&mut self, k: usize, now: SimTime) {
+        while let Some(&g) = self.alloc.groups.comp[k].live.first() {
+            self.advance(g, now);
+            let members = self.alloc.groups.g(g).members.clone();
+            let s = self.alloc.groups.g(g).s;
+            for &c in &members {
+                let c = c as usize;
+                self.account_member(c, now);
+                let rem = (self.alloc.groups.ftag[c] - self.alloc.groups.g(g).v).max(0.0);
+                self.remove_member(g, c);
+                let cl = &mut self.classes[c];
+                if let Some(h) = cl.fifo.front_mut() {
+                    h.1 = rem;
+                }
+                cl.rate = s;
+                cl.last = now;
+                cl.version += 1;
+                self.sched.set_timer(c, now + transfer_time(rem, s));
+            }
+            self.free_group(g);
+        }
+    }
+
+    /// All groups' members accounted up to `end` (the run is over).
+    pub(super) fn flush_groups(&mut self, end: SimTime) {
+        for g in 0..self.alloc.groups.list.len() as u32 {
+            if self.alloc.groups.list[g as usize].is_none() {
+                continue;
+            }
+            self.advance(g, end);
+            for c in self.alloc.groups.g(g).members.clone() {
+                self.account_member(c as usize, end);
+            }
+        }
+    }
+
+    /// After a full solve of component `k`: serves as a group each set of at least
+    /// `min_members` classes frozen by one resource, where the group's conditions hold.
+    pub(super) fn form_groups(&mut self, k: usize, now: SimTime) {
+        let min = self.alloc.groups.min_members;
+        let min_active = self.alloc.groups.min_active.max(min);
+        let cg = &mut self.alloc.groups.comp[k];
+        if !cg.eligible || self.alloc.comps[k].active.len() < min_active {
+            return;
+        }
+        if cg.block > 0 {
+            cg.block -= 1;
+            return;
+        }
+        let comp = &self.alloc.comps[k];
+        let mm = &comp.maxmin;
+        let mut count = vec![0u32; mm.res.len()];
+        for b in mm.binding.iter().flatten() {
+            count[*b as usize] += 1;
+        }
+        let mut cands: Vec<(u32, usize)> =
+            (0..mm.res.len()).filter(|&i| count[i] as usize >= min).map(|i| (count[i], mm.res[i])).collect();
+        if cands.is_empty() {
+            return;
+        }
+        cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        // Members of each candidate: frozen by it, crossing no other full resource and no
+        // other candidate's bottleneck.
+        let is_cand = |r: usize| cands.iter().any(|&(_, x)| x == r);
+        let load = &self.alloc.load;
+        let mut sets: Vec<(usize, Vec<u32>)> = Vec::new();
+        for &(_, r) in &cands {
+            let local = self.alloc.comps[k].maxmin.res.iter().position(|&x| x == r).map(|i| i as u32);
+            let members: Vec<u32> = comp
+                .active
+                .iter()
+                .enumerate()
+                .filter(|&(i, &c)| {
+                    let cl = &self.classes[c as usize];
+                    mm.binding[i] == local
+                        && cl.rate.is_finite()
+                        && cl.rate > 0.0
+                        && cl
+                            .costs
+                            .iter()
+                            .all(|x| x.resource == r || (load[x.resource] < 1.0 - ROOM && !is_cand(x.resource)))
+                })
+                .map(|(_, &c)| c)
+                .collect();
+            if members.len() >= min {
+                sets.push((r, members));
+            }
+        }
+        if sets.is_empty() {
+            return;
+        }
+        self.commit_groups(k, now, sets);
+    }
+
+    /// Turns candidate member sets into groups: the loads of the classes outside them
+    /// become the base. If any group would not hold, none is formed and the loads the solver
+    /// set are put back exactly as they were.
+    fn commit_groups(&mut self, k: usize, now: SimTime, sets: Vec<(usize, Vec<u32>)>) {
+        let mut in_set = vec![false; self.classes.len()];
+        for (_, m) in &sets {
+            for &c in m {
+                in_set[c as usize] = true;
+            }
+        }
+        let comp = &mut self.alloc.comps[k];
+        let saved: Vec<(usize, f64)> = comp.loaded.iter().map(|&r| (r, self.alloc.load[r])).collect();
+        for &r in &comp.loaded {
+            self.alloc.load[r] = 0.0;
+            self.alloc.is_loaded[r] = false;
+        }
+        comp.loaded.clear();
+        // Loads of the classes outside the groups, summed afresh.
+        for &c in &comp.active {
+            let cl = &self.classes[c as usize];
+            if in_set[c as usize] || !cl.rate.is_finite() {
+                continue;
+            }
+            for cost in &cl.costs {
+                self.alloc.load[cost.resource] += cl.rate * cost.s_per_byte;
+                if !self.alloc.is_loaded[cost.resource] {
+                    self.alloc.is_loaded[cost.resource] = true;
+                    comp.loaded.push(cost.resource);
+                }
+            }
+        }
+        let made: Vec<u32> = sets.iter().map(|(r, members)| self.new_group(k, *r, now, members)).collect();
+        let holds = made.iter().all(|&g| {
+            let gr = self.alloc.groups.g(g);
+            gr.avail > 0.0 && self.alloc.groups.valid_at(&self.alloc.load, g, gr.s)
+        });
+        if !holds {
+            for &g in &made {
+                for c in self.alloc.groups.g(g).members.clone() {
+                    self.remove_member(g, c as usize);
+                }
+                self.free_group(g);
+            }
+            let comp = &mut self.alloc.comps[k];
+            for &r in &comp.loaded {
+                self.alloc.load[r] = 0.0;
+                self.alloc.is_loaded[r] = false;
+            }
+            comp.loaded.clear();
+            for (r, l) in saved {
+                self.alloc.load[r] = l;
+                self.alloc.is_loaded[r] = true;
+                comp.loaded.push(r);
+            }
+            return;
+        }
+        self.alloc.groups.formed += made.len() as u64;
+        for &g in &made {
+            for &c in &self.alloc.groups.g(g).members {
+                self.sched.cancel_timer(c as usize);
+            }
+            self.reschedule(g, now);
+        }
+    }
+
+    fn new_group(&mut self, k: usize, r: usize, now: SimTime, members: &[u32]) -> u32 {
+        let floor = self.alloc.comps[k]
+            .active
+            .iter()
+            .filter(|&&c| !members.contains(&c) && self.classes[c as usize].costs.iter().any(|x| x.resource == r))
+            .map(|&c| self.classes[c as usize].rate)
+            .fold(0.0, f64::max);
+        let group = Group {
+            comp: k as u32,
+            r,
+            members: Vec::with_capacity(members.len()),
+            avail: 1.0 - self.alloc.load[r],
+            s: 0.0,
+            floor,
+            v: 0.0,
+            t_v: now,
+            v_ws: 0.0,
+            v_we: 0.0,
+            tags: BinaryHeap::with_capacity(members.len()),
+            caps: BTreeMap::new(),
+            multi: Vec::new(),
+            ops: 0,
+            formed_with: members.len() as u64,
+        };
+        let gs = &mut self.alloc.groups;
+        let g = match gs.free.pop() {
+            Some(g) => {
+                gs.list[g as usize] = Some(group);
+                g
+            }
+            None => {
+                gs.list.push(Some(group));
+                (gs.list.len() - 1) as u32
+            }
+        };
+        gs.bottleneck_of[r] = g;
+        gs.comp[k].live.push(g);
+        for &c in members {
+            self.add_member(g, c as usize);
+        }
+        let s = self.alloc.groups.g(g).avail / self.group_w(g);
+        self.alloc.groups.gm(g).s = s;
+        g
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Groups against the full solve: the same simulator with groups off (`min_members`
+    //! beyond any component) is today's allocation exactly, the reference.
+    use super::*;
+    use iopath_model::Catalog;
+    use iopath_model::workload::WorkloadSpec;
+    use std::fmt::Write;
+
+    /// The report, the utilizations, how many groups formed, and each
+    /// resource's highest cost per byte of any class.
+    fn run(t: &Topology, w: &Workload, min_members: usize) -> (Report, Vec<f64>, usize, Vec<f64>) {
+        let mut s = Sim::new(t, w).unwrap();
+        s.alloc.groups.min_members = min_members;
+        s.alloc.groups.min_active = 0;
+        s.run(None);
+        let formed = s.alloc.groups.formed as usize;
+        let mut max_cost = vec![0.0f64; s.graph.resources.len()];
+        for cl in &s.classes {
+            for c in &cl.costs {
+                max_cost[c.resource] = max_cost[c.resource].max(c.s_per_byte);
+            }
+        }
+        let (r, u) = s.report(t, w);
+        (r, u, formed, max_cost)
+    }
+
+    /// xorshift64: the cases are the same on every run.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    const SSDS: &[&str] = &["micron-5300pro-3840", "samsung-870evo-1tb", "kingston-dc600m-1920"];
+    const HDDS: &[&str] = &["seagate-exos-x18-18tb", "wd-red-plus-4tb", "seagate-ironwolf-8tb"];
+
+    /// A small topology: drives on an AHCI controller's ports, or on a SAS3 expander's
+    /// behind a 9300-class HBA (one x4 wide port, or an x1 link so it binds early); one
+    /// drive model, or two.
+    fn topology(rng: &mut Rng) -> (String, usize) {
+        let mut s = String::from("name = \"grp\"\n[host]\npart = \"intel-xeon-sp\"\n");
+        let hdd = rng.next(2) == 0;
+        let parts = if hdd { HDDS } else { SSDS };
+        let (a, b) = (parts[rng.next(parts.len())], parts[rng.next(parts.len())]);
+        let mixed = rng.next(3) == 0;
+        let n;
+        if rng.next(2) == 0 {
+            n = 2 + rng.next(5);
+            let _ = writeln!(s, "[[node]]\nid = \"c\"\npart = \"asm1166\"\nparent = \"host\"");
+            if rng.next(2) == 0 {
+                let _ = writeln!(s, "link = \"pcie3x1\"");
+            }
+            for k in 0..n {
+                let part = if mixed && k % 2 == 1 { b } else { a };
+                let _ = writeln!(s, "[[drive]]\nid = \"d{k}\"\npart = \"{part}\"\nparent = \"c\"\nport = {k}");
+            }
+        } else {
+            n = 2 + rng.next(11);
+            let link = ["sas3x4", "sas3x1", "sas2x1"][rng.next(3)];
+            let _ = writeln!(s, "[[node]]\nid = \"hba\"\npart = \"lsi-sas3008\"\nparent = \"host\"");
+            let _ = writeln!(
+                s,
+                "[[node]]\nid = \"exp\"\npart = \"broadcom-sas3x28\"\nparent = \"hba\"\nport = 0\nlink = \"{link}\""
+            );
+            for k in 0..n {
+                let part = if mixed && k % 3 == 2 { b } else { a };
+                let _ = writeln!(s, "[[drive]]\nid = \"d{k}\"\npart = \"{part}\"\nparent = \"exp\"\nport = {}", 8 + k);
+            }
+        }
+        (s, n)
+    }
+
+    fn workload(rng: &mut Rng, seed: u64) -> Workload {
+        let rw = ["read", "write", "randread", "randrw", "read", "write"][rng.next(6)];
+        let bs = ["4k", "64k", "128k", "1m"][rng.next(4)];
+        WorkloadSpec {
+            rw: Some(rw.into()),
+            bs: Some(bs.into()),
+            iodepth: Some([1, 1, 2, 4, 8][rng.next(5)]),
+            runtime: Some(format!("{}ms", 60 + 20 * rng.next(5))),
+            seed: Some(seed),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap()
+    }
+
+    /// 40 identical HDDs on one expander behind a single SAS2 lane, reading 128 KiB at QD 1:
+    /// the lane (6 Gbit/s, 8b/10b: at most 600 MB/s of payload) is full with three drives
+    /// moving data (each drive's media gives ~270 MB/s), so nearly every transfer starts and
+    /// ends among dozens of others sharing it. With the full solve alone each of those starts
+    /// and ends is a solve over the moving drives, about two per I/O; with groups (of the
+    /// default size, in a component of any size) solves happen only while the drives, which start in lockstep,
+    /// drift apart (a group that empties between two rounds of I/Os is formed again by
+    /// solves), and a run twice as long needs almost none more. Both give the same answer.
+    #[test]
+    fn a_shared_lane_costs_no_solve_per_transfer() {
+        let text = "name = \"lane\"\n[host]\npart = \"intel-xeon-sp\"\n[[node]]\nid = \"hba\"\n\
+                    part = \"lsi-sas3008\"\nparent = \"host\"\n[[node]]\nid = \"exp\"\npart = \"broadcom-sas3x48\"\n\
+                    parent = \"hba\"\nport = 0\nlink = \"sas2x1\"\n[[drive]]\nid = \"d\"\ncount = 40\n\
+                    part = \"seagate-exos-x18-18tb\"\nparent = \"exp\"\nport = 8\n";
+        let t = Topology::parse("lane.toml", text, &Catalog::builtin()).unwrap();
+        let run = |min: usize, ms: u32| {
+            let w = WorkloadSpec {
+                rw: Some("read".into()),
+                bs: Some("128k".into()),
+                iodepth: Some(1),
+                runtime: Some(format!("{ms}ms")),
+                ..Default::default()
+            }
+            .resolve()
+            .unwrap();
+            let mut s = Sim::new(&t, &w).unwrap();
+            s.alloc.groups.min_members = min;
+            s.alloc.groups.min_active = 0;
+            s.run(None);
+            let (solves, formed) = (s.alloc.solves, s.alloc.groups.formed);
+            (solves, formed, s.report(&t, &w).0)
+        };
+        let (full, _, a) = run(usize::MAX, 300);
+        let (short, formed, b) = run(GROUP_MIN_MEMBERS, 300);
+        let (long, _, c) = run(GROUP_MIN_MEMBERS, 600);
+        let ios = a.cost.ios as f64;
+        assert!(a.total.mb_s < 600.0 && a.total.mb_s > 500.0, "the lane binds: {} MB/s", a.total.mb_s);
+        assert!(full as f64 >= ios, "full solve alone: {full} solves for {ios} I/Os");
+        assert!(formed >= 1);
+        let more_ios = (c.cost.ios - b.cost.ios) as f64;
+        assert!(
+            ((long - short) as f64) < 0.02 * more_ios,
+            "with groups: {short} solves in 300 ms, {long} in 600 ms ({more_ios} more I/Os)"
+        );
+        assert!((short as f64) < 0.2 * full as f64, "with groups: {short} solves, {full} without");
+        assert!(rel(a.total.mb_s, b.total.mb_s) <= 1e-3, "{} vs {} MB/s", a.total.mb_s, b.total.mb_s);
+    }
+
+    /// Relative difference, against the larger of the two (0 when both are 0).
+    fn rel(a: f64, b: f64) -> f64 {
+        let m = a.abs().max(b.abs());
+        if m == 0.0 { 0.0 } else { (a - b).abs() / m }
+    }
+
+    /// Randomised: 60 small topologies and workloads, each run with groups of two members
+    /// or more and with the full solve alone. A group's share is the solve's rate up to
+    /// rounding (it divides once; the solve sums equal increments), so a completion may land
+    /// a nanosecond apart, and where two events fall on the same nanosecond their order
+    /// can differ; that shifts the run by nanoseconds, never by a transfer. A drive's bytes
+    /// in the window can therefore differ by what it moves in a few microseconds at most,
+    /// here bounded by 1e-3 of its bytes plus two blocks (a transfer straddling either
+    /// edge of the window), a drive's I/Os by two (a tie at either edge moves a completion across
+    /// it), and the totals by 1e-3 (the worst of these 60: 1.8e-5).
+    #[test]
+    fn groups_match_the_full_solve() {
+        let catalog = Catalog::builtin();
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let (mut grouped_runs, mut worst) = (0, 0.0f64);
+        for case in 0..60u64 {
+            let (text, _) = topology(&mut rng);
+            let t = Topology::parse("grp.toml", &text, &catalog).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let w = workload(&mut rng, case + 1);
+            let (a, ua, _, _) = run(&t, &w, usize::MAX);
+            let (b, ub, formed, max_cost) = run(&t, &w, 2);
+            grouped_runs += usize::from(formed > 0);
+            let what = format!("case {case}: {:?} bs {} qd {}\n{text}", w.rw, w.bs.get(), w.iodepth);
+            let bs = w.bs.get() as f64;
+            for (x, y) in a.drives.iter().zip(&b.drives) {
+                // A tie at either edge of the window moves a completion across it.
+                let tol_ios = 2.0 + 1e-3 * x.ios.max(y.ios) as f64;
+                assert!(x.ios.abs_diff(y.ios) as f64 <= tol_ios, "{what}: drive {} I/Os {} vs {}", x.id, x.ios, y.ios);
+                for (p, q) in [(x.read_bytes, y.read_bytes), (x.write_bytes, y.write_bytes)] {
+                    let (p, q) = (p as f64, q as f64);
+                    assert!((p - q).abs() <= 1e-3 * p.max(q) + 2.0 * bs, "{what}: drive {} bytes {p} vs {q}", x.id);
+                }
+            }
+            let d = rel(a.total.mb_s, b.total.mb_s);
+            worst = worst.max(d);
+            assert!(d <= 1e-3, "{what}: total {} vs {} MB/s", a.total.mb_s, b.total.mb_s);
+            assert!(rel(a.total.lat_us.mean, b.total.lat_us.mean) <= 1e-3, "{what}: mean latency");
+            // A resource's busy time differs by what the drives' I/Os differ: 1e-3 of it,
+            // plus one I/O's worth (one block at the highest cost per byte there, or, for an
+            // HDD's media, whose busy time is its mechanics, its busy time per I/O).
+            let window_s = w.runtime.map_or(1.0, |r| r.nanos() as f64 * 1e-9);
+            let min_ios = a.drives.iter().map(|d| d.ios).filter(|&n| n > 0).min().unwrap_or(1) as f64;
+            for (i, (p, q)) in ua.iter().zip(&ub).enumerate() {
+                let one_io = (bs * max_cost[i] / window_s).max(p.max(*q) / min_ios);
+                let tol = 1e-3 * p.max(*q) + one_io + 1e-9;
+                assert!((p - q).abs() <= tol, "{what}: utilization of resource {i}: {p} vs {q}");
+            }
+        }
+        // The cases must exercise groups, or the comparison says nothing.
+        assert!(grouped_runs >= 20, "only {grouped_runs} of 60 runs formed a group");
+        eprintln!("groups formed in {grouped_runs} of 60 runs; worst total difference {worst:e}");
+    }
+}
