@@ -23,6 +23,7 @@ pub mod btrfs;
 pub mod maint;
 pub mod md;
 pub mod unraid;
+pub mod vary;
 pub mod zfs;
 
 pub use maint::Maintenance;
