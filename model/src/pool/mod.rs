@@ -20,6 +20,7 @@
 
 pub mod bound;
 pub mod btrfs;
+pub mod chain;
 pub mod maint;
 pub mod md;
 pub mod unraid;

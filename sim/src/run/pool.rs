@@ -214,6 +214,23 @@ pub(super) fn merged(costs: Vec<Cost>) -> Vec<Cost> {
     out
 }
 
+/// Runs a pool workload and reports, with it, each stage of the chain from its client (if
+/// any) to the members (`iopath_model::pool::chain`) at its busiest resource's utilization:
+/// what a report page shows to say which stage binds. `Ok(None)` for a workload without a
+/// pool.
+pub fn simulate_chain(
+    t: &Topology,
+    w: &Workload,
+    opts: &super::SimOptions,
+) -> Result<Option<(Report, Vec<iopath_model::pool::chain::StageUse>)>, SimError> {
+    let Some((pool, _)) = resolve(t, w)? else { return Ok(None) };
+    let (r, utils) = super::simulate_with_utils(t, w, opts)?;
+    let g = ResourceGraph::new(t);
+    let client = w.client.as_deref().and_then(|c| t.client(c));
+    let stages = iopath_model::pool::chain::stages(t, &g, pool, client);
+    Ok(Some((r, iopath_model::pool::chain::uses(&g, &stages, &utils))))
+}
+
 /// The pool a workload names and its failed members, resolved against the topology.
 pub(crate) fn resolve<'t>(t: &'t Topology, w: &Workload) -> Result<Option<(&'t Pool, Vec<NodeIx>)>, SimError> {
     let Some(id) = &w.pool else {
