@@ -96,6 +96,11 @@ pub struct RawPool {
     /// vdev and the pool stripes over them: [["a0", "a1", "a2"], ["b0", "b1", "b2"]].
     #[schemars(with = "Option<Vec<Vec<String>>>")]
     pub vdevs: Option<Spanned<Vec<SpannedIds>>>,
+    /// ZFS: split `members` into vdevs of this many drives, in order (`vdev_width = 2` with
+    /// `layout = "zfs-mirror"`: 2-way mirrors; without it the members are one vdev).
+    #[schemars(with = "Option<u32>")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vdev_width: Option<Spanned<i64>>,
     /// md raid0/raid10/raid5/raid6 chunk, a power of two of at least 4k (default "512k",
     /// mdadm's). btrfs's stripe element is fixed at 64 KiB.
     #[schemars(with = "Option<String>")]
@@ -390,6 +395,10 @@ pub struct Topology {
     text: String,
     #[serde(skip)]
     catalog: Catalog,
+    /// The figure overrides this topology was loaded with and how each was written, kept so
+    /// that a further override (a sweep point's `--vary`) keeps the `--set`s before it.
+    #[serde(skip)]
+    applied: Vec<(ParamOverride, String)>,
 }
 
 /// An override of one figure of one node: `--set pm.fbs=false`.
@@ -489,7 +498,7 @@ impl Topology {
     /// Returns a copy with figure overrides applied (`--set`, `--vary`, fitting), validated
     /// as if they had been written in the file.
     pub fn with_overrides(&self, overrides: &[ParamOverride]) -> Result<Topology, ConfigError> {
-        Topology::from_raw(&self.file, &self.text, self.raw.clone(), &self.catalog, overrides, &[])
+        self.with_changes(overrides, &[], &[], &[])
     }
 
     /// [`Topology::with_overrides`], naming in each problem the option that gave the
@@ -499,7 +508,30 @@ impl Topology {
         overrides: &[ParamOverride],
         origins: &[String],
     ) -> Result<Topology, ConfigError> {
-        Topology::from_raw(&self.file, &self.text, self.raw.clone(), &self.catalog, overrides, origins)
+        self.with_changes(overrides, origins, &[], &[])
+    }
+
+    /// [`Topology::with_overrides_from`] with pools' options changed too
+    /// (`--vary pool.tank.layout=raidz1`, [`crate::pool::vary`]); `pool_origins[i]` is how
+    /// pool override `i` was written. The overrides this topology was loaded with stay
+    /// (a later one of the same figure wins).
+    pub fn with_changes(
+        &self,
+        overrides: &[ParamOverride],
+        origins: &[String],
+        pools: &[crate::pool::vary::PoolOverride],
+        pool_origins: &[String],
+    ) -> Result<Topology, ConfigError> {
+        let mut raw = self.raw.clone();
+        crate::pool::vary::apply(&mut raw, pools, pool_origins)?;
+        let mut all: Vec<ParamOverride> = self.applied.iter().map(|(o, _)| o.clone()).collect();
+        let mut labels: Vec<String> = self.applied.iter().map(|(_, l)| l.clone()).collect();
+        for (i, o) in overrides.iter().enumerate() {
+            all.push(o.clone());
+            labels.push(origins.get(i).cloned().unwrap_or_else(|| format!("--set {}.{}={}", o.node, o.param, o.value)));
+        }
+        Topology::from_raw(&self.file, &self.text, raw.clone(), &self.catalog, &all, &labels)
+            .map_err(|e| crate::pool::vary::relabel(e, &raw, pools, pool_origins))
     }
 
     /// The catalog this topology was resolved against.
@@ -589,7 +621,7 @@ impl Topology {
         load::diagnostics::no_drives(&mut sink, &d);
         let clients = load::clients::check(&mut sink, &cat, &d, &raw);
         let pools = load::pools::build(&mut sink, &raw, &d);
-        load::pools::check_workloads(&mut wsink, &raw.workload, &workloads, &pools, &d);
+        load::pools::check_workloads(&mut wsink, &raw, &workloads, &pools, &d);
         if !sink.out.is_empty() || !wsink.out.is_empty() {
             return Err(sink.into_error(wsink));
         }
@@ -612,6 +644,15 @@ impl Topology {
             raw,
             text: text.to_string(),
             catalog: cat,
+            applied: overrides
+                .iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    let label =
+                        origins.get(i).cloned().unwrap_or_else(|| format!("--set {}.{}={}", o.node, o.param, o.value));
+                    (o.clone(), label)
+                })
+                .collect(),
         })
     }
 }

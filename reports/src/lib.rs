@@ -58,6 +58,7 @@ pub mod error;
 pub mod export;
 pub mod html;
 pub mod page;
+pub mod page_pool;
 pub mod plot;
 pub mod pool;
 pub mod pools;

@@ -8,6 +8,7 @@
 
 use crate::run::{MAX_OUTSTANDING_IOS, SimError, target_drives};
 use crate::sweep::{Axis, apply_workload};
+use iopath_model::pool::vary::PoolOverride;
 use iopath_model::topology::ParamOverride;
 use iopath_model::{Topology, Workload, WorkloadSpec};
 
@@ -24,6 +25,11 @@ impl AxisValue {
     /// Whether the axis overrides a part figure (`NODE.PARAM`) rather than a workload option.
     pub fn is_figure(&self) -> bool {
         self.param.contains('.')
+    }
+
+    /// Whether the axis sets a pool's option (`pool.ID.FIELD`, [`iopath_model::pool::vary`]).
+    pub fn is_pool(&self) -> bool {
+        iopath_model::pool::vary::is_pool_param(&self.param)
     }
 }
 
@@ -117,11 +123,24 @@ pub fn check_points(
         let mut spec = base.clone();
         let mut overrides = Vec::new();
         let mut origins = Vec::new();
+        let mut pools = Vec::new();
+        let mut pool_origins = Vec::new();
         let mut ok = true;
         for at in &point {
             if at.value.trim().is_empty() {
                 add(PointProblem::Empty { at: at.clone() });
                 ok = false;
+            } else if at.is_pool() {
+                match format!("{}={}", at.param, at.value).parse::<PoolOverride>() {
+                    Ok(o) => {
+                        pools.push(o);
+                        pool_origins.push(origin(at));
+                    }
+                    Err(message) => {
+                        add(PointProblem::Value { at: at.clone(), message });
+                        ok = false;
+                    }
+                }
             } else if at.is_figure() {
                 match format!("{}={}", at.param, at.value).parse::<ParamOverride>() {
                     Ok(o) => {
@@ -142,10 +161,10 @@ pub fn check_points(
             continue;
         }
         let owned;
-        let t = if overrides.is_empty() {
+        let t = if overrides.is_empty() && pools.is_empty() {
             topo
         } else {
-            match topo.with_overrides_from(&overrides, &origins) {
+            match topo.with_changes(&overrides, &origins, &pools, &pool_origins) {
                 Ok(t) => {
                     owned = t;
                     &owned

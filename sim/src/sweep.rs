@@ -2,7 +2,8 @@
 //!
 //! A sweep varies one or two [`Axis`]es. A workload axis (`active`, `bs`, `iodepth`,
 //! `numjobs`, `rwmixread`, `region`, `rw`) changes the workload; any other name is
-//! `NODE.PARAM` and overrides a part figure of one node. Every point runs with the base seed,
+//! `NODE.PARAM` and overrides a part figure of one node, or `pool.ID.FIELD` and sets a pool's
+//! option (`pool.tank.layout=raidz1,zfs-mirror:2`). Every point runs with the base seed,
 //! so a point's report equals a single `simulate` with the same options; points are
 //! collected in their order, so the result does not depend on the thread count.
 //! A failed point is recorded with its error and the sweep goes on.
@@ -38,7 +39,7 @@ impl Axis {
         let param = param.trim().to_string();
         if !WORKLOAD_PARAMS.contains(&param.as_str()) && !param.contains('.') {
             return Err(SweepError::Axis(format!(
-                "{param:?} is neither a workload option ({}) nor NODE.PARAM",
+                "{param:?} is neither a workload option ({}) nor NODE.PARAM nor pool.ID.FIELD",
                 WORKLOAD_PARAMS.join(", ")
             )));
         }
@@ -141,9 +142,12 @@ fn point_setup(
 ) -> Result<(Option<Topology>, Workload), String> {
     let mut spec = base.clone();
     let mut overrides = Vec::new();
+    let mut pools = Vec::new();
     for (axis, v) in axes {
         if axis.is_workload() {
             apply_workload(&mut spec, &axis.param, v)?;
+        } else if iopath_model::pool::vary::is_pool_param(&axis.param) {
+            pools.push(format!("{}={}", axis.param, v).parse::<iopath_model::pool::vary::PoolOverride>()?);
         } else {
             let o: ParamOverride = format!("{}={}", axis.param, v).parse()?;
             overrides.push(o);
@@ -151,8 +155,11 @@ fn point_setup(
     }
     // Only a point that overrides a part figure needs a topology of its own (a clone of the
     // 24-bay build's topology costs as much as simulating its one-drive point).
-    let owned =
-        if overrides.is_empty() { None } else { Some(t.with_overrides(&overrides).map_err(|e| e.to_string())?) };
+    let owned = if overrides.is_empty() && pools.is_empty() {
+        None
+    } else {
+        Some(t.with_changes(&overrides, &[], &pools, &[]).map_err(|e| e.to_string())?)
+    };
     let w = spec.resolve().map_err(|errs| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))?;
     Ok((owned, w))
 }

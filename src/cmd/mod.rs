@@ -12,6 +12,7 @@ pub mod fit;
 pub mod measure;
 pub mod output;
 pub mod report;
+pub mod report_pool;
 pub mod schema;
 pub mod simulate;
 pub mod sweep;

@@ -26,6 +26,13 @@ pub struct ReportArgs {
     /// Measured or published points to overlay on the sequential-read chart (CSV x,mb_s[,label] or iopath JSON).
     #[arg(long, value_name = "FILE")]
     pub measured: Vec<PathBuf>,
+    /// A pool of the topology: the page adds the chain from the client (--client) to the
+    /// pool's drives for sequential reads and writes.
+    #[arg(long, value_name = "ID")]
+    pub pool: Option<String>,
+    /// A client of the topology reading and writing --pool over the network.
+    #[arg(long, value_name = "ID")]
+    pub client: Option<String>,
     /// Simulated seconds per point.
     #[arg(long, default_value = "1s")]
     pub runtime: String,
@@ -37,6 +44,7 @@ pub struct ReportArgs {
 pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
     super::output::check_dir("--out", &a.out, PAGE_SET)?;
     let t = load_topology(&a.topology, cat, &a.set)?;
+    super::report_pool::check(&t, a.pool.as_deref(), a.client.as_deref())?;
     iopath_model::units::parse_duration(&a.runtime).map_err(|e| CliError::usage(anyhow::anyhow!("--runtime: {e}")))?;
     let mut measured: Vec<MeasuredSeries> = Vec::new();
     for m in &a.measured {
@@ -98,6 +106,9 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
         let svg = sweep_svg_string(&sweep, m, &PlotOptions { width: 900, height: 520, ..Default::default() }).ok();
         sections.push(HtmlSection::for_sweep(s.title, &sweep, svg));
     }
+    let (pool, cut) = super::report_pool::section(&t, a.pool.as_deref(), a.client.as_deref(), &a.runtime, &opts)?;
+    sections.extend(pool);
+    partial |= cut;
     let full = iopath_sim::simulate(&t, &full_w, &opts).map_err(super::simulate::sim_error)?;
     partial |= full.partial;
     if let Some(b) = &bar {

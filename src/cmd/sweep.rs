@@ -18,7 +18,9 @@ pub struct SweepArgs {
     /// (4k,128k) or ranges (1..6, 0..100:10) to sweep.
     #[command(flatten)]
     pub workload: WorkloadArgs,
-    /// Vary a part figure: NODE.PARAM=V1,V2,... (e.g. hba.lanes=1,2,4, pm.fbs=true,false).
+    /// Vary a part figure: NODE.PARAM=V1,V2,... (e.g. hba.lanes=1,2,4, pm.fbs=true,false),
+    /// or a pool's option: pool.ID.FIELD=V1,V2 (pool.tank.layout=raidz1,raidz2,zfs-mirror:2,
+    /// a ZFS layout's ":N" splitting the members into vdevs of N).
     #[arg(long, value_name = "NODE.PARAM=V1,V2")]
     pub vary: Vec<String>,
     /// Override a part figure for every point: NODE.PARAM=VALUE (repeatable).

@@ -8,7 +8,7 @@ use crate::cpu::Kernel;
 use crate::pool::{
     Family, Layout, MD_DEFAULT_CHUNK, Pool, Task, WriteMode, ZFS_DEFAULT_ASHIFT, ZFS_DEFAULT_RECORDSIZE,
 };
-use crate::topology::{NodeIx, RawPool, RawTopology, RawWorkload, Sink, known};
+use crate::topology::{NodeIx, RawPool, RawTopology, Sink, known};
 use crate::units::parse_size;
 use crate::workload::WorkloadSpec;
 use std::collections::{BTreeMap, HashMap};
@@ -251,6 +251,13 @@ fn pool(
         }
     };
     let list_span = rp.members.as_ref().and_then(known).or_else(|| rp.vdevs.as_ref().and_then(known));
+    let vdevs = match &rp.vdev_width {
+        Some(w) => match vdev_width(sink, w, &format!("{key}.vdev_width"), layout, rp.vdevs.is_some(), &vdevs) {
+            Some(n) => vdevs.concat().chunks(n).map(|c| c.to_vec()).collect(),
+            None => return None,
+        },
+        None => vdevs,
+    };
     let (min, why) = layout.min_members();
     let parity_n = match &rp.parity {
         Some(p) if layout != Layout::Unraid => {
@@ -487,18 +494,60 @@ fn pool(
     })
 }
 
+/// A ZFS pool's `vdev_width`: its members split into vdevs of that many drives, in order; a
+/// width that does not divide them, or one beside `vdevs` lists, is refused.
+fn vdev_width(
+    sink: &mut Sink,
+    w: &Spanned<i64>,
+    key: &str,
+    layout: Layout,
+    has_lists: bool,
+    vdevs: &[Vec<NodeIx>],
+) -> Option<usize> {
+    if layout.family() != Family::Zfs {
+        not_for(sink, known(w), key.to_string(), "vdev_width", layout, "ZFS layouts (raidz1/2/3, zfs-mirror)");
+        return None;
+    }
+    if has_lists {
+        sink.at(
+            known(w),
+            key.to_string(),
+            "give either vdevs lists or vdev_width, not both",
+            Some("vdev_width splits members into vdevs of that many drives; vdevs lists them".into()),
+        );
+        return None;
+    }
+    let n: usize = vdevs.iter().map(|v| v.len()).sum();
+    let width = *w.get_ref();
+    if width < 1 || !n.is_multiple_of(width as usize) {
+        let fits: Vec<String> = (1..=n).filter(|d| n.is_multiple_of(*d)).map(|d| d.to_string()).collect();
+        sink.at(
+            known(w),
+            key.to_string(),
+            format!("{n} members do not split into vdevs of {width}"),
+            Some(format!("a width that divides {n}: {}", fits.join(", "))),
+        );
+        return None;
+    }
+    Some(width as usize)
+}
+
 /// The pool fields of every `[workload.NAME]` table: the pool exists; failed drives are
 /// members; the layout survives them; scrub and rebuild apply.
 pub(crate) fn check_workloads(
     sink: &mut Sink,
-    raw: &BTreeMap<String, RawWorkload>,
+    topo: &RawTopology,
     specs: &BTreeMap<String, WorkloadSpec>,
     pools: &[Pool],
     d: &Draft,
 ) {
-    for (name, w) in raw {
+    for (name, w) in &topo.workload {
         let Some(spec) = specs.get(name) else { continue };
         let Some(pid) = &spec.pool else { continue };
+        // A pool that is written but has problems of its own: those are reported.
+        if topo.pool.iter().any(|p| p.id.get_ref() == pid) && !pools.iter().any(|p| &p.id == pid) {
+            continue;
+        }
         let Some(pool) = pools.iter().find(|p| &p.id == pid) else {
             let ids: Vec<&str> = pools.iter().map(|p| p.id.as_str()).collect();
             sink.at(

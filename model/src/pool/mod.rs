@@ -20,9 +20,11 @@
 
 pub mod bound;
 pub mod btrfs;
+pub mod chain;
 pub mod maint;
 pub mod md;
 pub mod unraid;
+pub mod vary;
 pub mod zfs;
 
 pub use maint::Maintenance;

@@ -51,6 +51,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use alloc::{Alloc, account};
 use pm::{PmSt, PmSwitch};
 pub(crate) use pool::resolve as resolve_pool;
+pub use pool::simulate_chain;
 use pool::{NO_PARENT, PoolSt};
 pub(crate) use report::bottleneck_of;
 use report::{LAT_UNIT_NS, new_histogram};

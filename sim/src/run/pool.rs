@@ -214,6 +214,23 @@ pub(super) fn merged(costs: Vec<Cost>) -> Vec<Cost> {
     out
 }
 
+/// Runs a pool workload and reports, with it, each stage of the chain from its client (if
+/// any) to the members (`iopath_model::pool::chain`) at its busiest resource's utilization:
+/// what a report page shows to say which stage binds. `Ok(None)` for a workload without a
+/// pool.
+pub fn simulate_chain(
+    t: &Topology,
+    w: &Workload,
+    opts: &super::SimOptions,
+) -> Result<Option<(Report, Vec<iopath_model::pool::chain::StageUse>)>, SimError> {
+    let Some((pool, _)) = resolve(t, w)? else { return Ok(None) };
+    let (r, utils) = super::simulate_with_utils(t, w, opts)?;
+    let g = ResourceGraph::new(t);
+    let client = w.client.as_deref().and_then(|c| t.client(c));
+    let stages = iopath_model::pool::chain::stages(t, &g, pool, client);
+    Ok(Some((r, iopath_model::pool::chain::uses(&g, &stages, &utils))))
+}
+
 /// The pool a workload names and its failed members, resolved against the topology.
 pub(crate) fn resolve<'t>(t: &'t Topology, w: &Workload) -> Result<Option<(&'t Pool, Vec<NodeIx>)>, SimError> {
     let Some(id) = &w.pool else {
@@ -791,8 +808,16 @@ pub(super) fn simulate_maintenance(
         });
     }
     let slowest = (0..parts.len()).max_by(|&a, &b| segments[a].hours.total_cmp(&segments[b].hours)).unwrap_or(0);
-    let (mut report, utils) = parts.swap_remove(slowest);
     let complete = segments.len() as u64 == SEGMENTS && hours.is_finite();
+    // The body is the whole task's: each quarter weighted by the time it takes, so its
+    // rates are the bytes over the total time. Without a projected time (a quarter at rate
+    // 0, an interrupted run) it stays the slowest quarter's run.
+    let (mut report, utils) = if complete && hours > 0.0 {
+        let weights: Vec<f64> = segments.iter().map(|s| s.hours / hours).collect();
+        time_weighted(t, &parts, &weights, slowest)
+    } else {
+        parts.swap_remove(slowest)
+    };
     let m = MaintenanceResult {
         task: task.name().to_string(),
         fill: w.fill,
@@ -815,6 +840,77 @@ pub(super) fn simulate_maintenance(
     Ok((report, utils))
 }
 
+/// The quarters' runs of a task as one report over the whole task: rates, IOPS, latencies
+/// (max: the largest), utilizations and CPU use are means weighted by `weights` (each
+/// quarter's share of the task's time, summing to 1), so a rate is the task's bytes over its
+/// time; counts and costs are sums; the bottleneck is the busiest resource of the weighted
+/// utilizations; the member overhead is the summed member bytes over the summed logical ones.
+/// Warnings and the workload are `base`'s (the slowest quarter's).
+fn time_weighted(t: &Topology, parts: &[(Report, Vec<f64>)], weights: &[f64], base: usize) -> (Report, Vec<f64>) {
+    let mut r = parts[base].0.clone();
+    let mut utils = vec![0.0; parts[base].1.len()];
+    let wsum = |f: &dyn Fn(&Report) -> f64| parts.iter().zip(weights).map(|((p, _), w)| w * f(p)).sum::<f64>();
+    let lat = |f: &dyn Fn(&Report) -> &iopath_model::report::Latency| {
+        let mut l = *f(&parts[base].0);
+        l.mean = wsum(&|p| f(p).mean);
+        l.p50 = wsum(&|p| f(p).p50);
+        l.p99 = wsum(&|p| f(p).p99);
+        l.max = parts.iter().map(|(p, _)| f(p).max).fold(0.0, f64::max);
+        l
+    };
+    (r.total.read_mb_s, r.total.write_mb_s) = (wsum(&|p| p.total.read_mb_s), wsum(&|p| p.total.write_mb_s));
+    (r.total.mb_s, r.total.iops) = (wsum(&|p| p.total.mb_s), wsum(&|p| p.total.iops));
+    r.total.lat_us = lat(&|p| &p.total.lat_us);
+    for i in 0..r.drives.len() {
+        let d = &mut r.drives[i];
+        (d.read_mb_s, d.write_mb_s) = (wsum(&|p| p.drives[i].read_mb_s), wsum(&|p| p.drives[i].write_mb_s));
+        d.iops = wsum(&|p| p.drives[i].iops);
+        d.lat_us = lat(&|p| &p.drives[i].lat_us);
+        d.read_bytes = parts.iter().map(|(p, _)| p.drives[i].read_bytes).sum();
+        d.write_bytes = parts.iter().map(|(p, _)| p.drives[i].write_bytes).sum();
+        d.ios = parts.iter().map(|(p, _)| p.drives[i].ios).sum();
+    }
+    for i in 0..r.links.len() {
+        r.links[i].util_up = wsum(&|p| p.links[i].util_up);
+        r.links[i].util_down = wsum(&|p| p.links[i].util_down);
+    }
+    for i in 0..r.cpu.len() {
+        r.cpu[i].util = wsum(&|p| p.cpu.get(i).map_or(0.0, |c| c.util));
+        r.cpu[i].mb_s = wsum(&|p| p.cpu.get(i).map_or(0.0, |c| c.mb_s));
+    }
+    for ((_, u), w) in parts.iter().zip(weights) {
+        for (s, v) in utils.iter_mut().zip(u) {
+            *s += w * v;
+        }
+    }
+    r.bottleneck = bottleneck_of(&ResourceGraph::new(t), &utils);
+    r.cost.events = parts.iter().map(|(p, _)| p.cost.events).sum();
+    r.cost.ios = parts.iter().map(|(p, _)| p.cost.ios).sum();
+    r.cost.sim_s = parts.iter().map(|(p, _)| p.cost.sim_s).sum();
+    r.cost.wall_s = parts.iter().map(|(p, _)| p.cost.wall_s).sum();
+    if let Some(pool) = r.pool.as_mut() {
+        let pr = |f: &dyn Fn(&PoolResult) -> f64| wsum(&|p| p.pool.as_ref().map_or(0.0, f));
+        (pool.read_mb_s, pool.write_mb_s) = (pr(&|x| x.read_mb_s), pr(&|x| x.write_mb_s));
+        (pool.mb_s, pool.iops) = (pr(&|x| x.mb_s), pr(&|x| x.iops));
+        let sum =
+            |f: &dyn Fn(&PoolResult) -> u64| parts.iter().filter_map(|(p, _)| p.pool.as_ref()).map(f).sum::<u64>();
+        (pool.read_bytes, pool.write_bytes, pool.ios) =
+            (sum(&|x| x.read_bytes), sum(&|x| x.write_bytes), sum(&|x| x.ios));
+        (pool.member_read_bytes, pool.member_write_bytes) =
+            (sum(&|x| x.member_read_bytes), sum(&|x| x.member_write_bytes));
+        let logical = pool.read_bytes + pool.write_bytes;
+        if logical > 0 {
+            pool.overhead = (pool.member_read_bytes + pool.member_write_bytes) as f64 / logical as f64;
+        }
+        let mut l = pool.lat_us;
+        let pl = |f: &dyn Fn(&iopath_model::report::Latency) -> f64| pr(&|x| f(&x.lat_us));
+        (l.mean, l.p50, l.p99) = (pl(&|l| l.mean), pl(&|l| l.p50), pl(&|l| l.p99));
+        l.max = parts.iter().filter_map(|(p, _)| p.pool.as_ref()).map(|x| x.lat_us.max).fold(0.0, f64::max);
+        pool.lat_us = l;
+    }
+    (r, utils)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -829,6 +925,40 @@ mod tests {
              [[pool]]\nid = \"tank\"\nlayout = \"{layout}\"\nmembers = [\"d0\", \"d1\", \"d2\", \"d3\"]\n"
         );
         Topology::parse("t.toml", &text, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A scrub's report is the whole task's: its quarters take equal shares of the bytes, so
+    /// the rate over the task is their harmonic mean, 4 / sum(1 / rate_k), and the body's
+    /// logical rate is that (not the slowest quarter's, which an HDD's inner zones make
+    /// lower); the members' rates are the same weighted means.
+    #[test]
+    fn a_scrub_report_is_its_bytes_over_its_whole_time() {
+        let text = "[host]\npart = \"intel-lga1700\"\n[[node]]\nid = \"hba\"\npart = \"lsi-sas2308\"\nparent = \"host\"\n\
+             [[drive]]\nid = \"d\"\ncount = 4\npart = \"wd-red-plus-4tb\"\nparent = \"hba\"\nport = 0\n\
+             [[pool]]\nid = \"tank\"\nlayout = \"raidz1\"\nmembers = [\"d\"]\n";
+        let t = Topology::parse("t.toml", text, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"));
+        let spec = iopath_model::WorkloadSpec {
+            pool: Some("tank".into()),
+            task: Some("scrub".into()),
+            fill: Some("50%".into()),
+            bs: Some("1m".into()),
+            iodepth: Some(4),
+            runtime: Some("0.3s".into()),
+            ..Default::default()
+        };
+        let (r, _) = simulate_maintenance(&t, &spec.resolve().unwrap(), &SimOptions::default()).unwrap();
+        let m = r.pool.as_ref().unwrap().maintenance.as_ref().unwrap();
+        let rates: Vec<f64> = m.segments.iter().map(|s| s.rate_mb_s).collect();
+        let harmonic = 4.0 / rates.iter().map(|r| 1.0 / r).sum::<f64>();
+        let slowest = rates.iter().copied().fold(f64::INFINITY, f64::min);
+        assert!(harmonic > slowest * 1.05, "the zones spread the quarters: {rates:?}");
+        assert!((r.total.mb_s - harmonic).abs() < harmonic * 1e-3, "body {} vs {harmonic}", r.total.mb_s);
+        assert!((m.rate_mb_s - harmonic).abs() < harmonic * 1e-3);
+        // A scrub of RAIDZ1 of 4 reads data and parity: the members read 4/3 of the logical
+        // bytes (padding aside), in the body's rates as in its byte counts.
+        let members: f64 = r.drives.iter().map(|d| d.read_mb_s).sum();
+        let over = r.pool.as_ref().unwrap().overhead;
+        assert!((members / r.total.mb_s - over).abs() < 0.02 * over, "{members} / {} vs {over}", r.total.mb_s);
     }
 
     /// ZFS aggregates across a gap of at most 4 KiB for writes and 32 KiB for reads (zfs(4)
