@@ -1,6 +1,7 @@
 //! Subcommands, one module each, and what they share: the error type with its exit code,
 //! workload options in fio's vocabulary, and topology loading.
 
+pub mod advise;
 pub mod catalog;
 pub mod check;
 pub mod compare;
@@ -42,6 +43,8 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     /// Write one self-contained HTML page: tree, bound, standard sweeps, link utilization.
     Report(report::ReportArgs),
+    /// Rank the changes that raise the answer (controllers, slots, drives, pool, NIC), each simulated.
+    Advise(advise::AdviseArgs),
     /// Run a workload as real direct I/O on files or block devices.
     Measure(measure::MeasureArgs),
     /// Fit part figures to measurements (least squares); write a part file for --parts.
@@ -104,6 +107,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Simulate(a) => simulate::run(a, &catalog),
         Command::Sweep(a) => sweep::run(a, &catalog),
         Command::Report(a) => report::run(a, &catalog),
+        Command::Advise(a) => advise::run(a, &catalog),
         Command::Measure(a) => measure::run(a, &catalog),
         Command::Fit(a) => fit::run(a, &catalog),
         Command::Compare(a) => compare::run(a, &catalog),
