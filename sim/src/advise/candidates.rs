@@ -146,7 +146,13 @@ fn replace_controllers(t: &Topology, out: &mut Vec<Change>) {
         let Some(ri) = raw_node(t.raw(), &n.id) else { continue };
         let (groups, between) = groups_below(t, ix);
         let drives: usize = groups.iter().map(|&g| group_size(&t.raw().drive[g])).sum();
-        let slot = n.link.short_name();
+        let slot = match &t.raw().node[ri].link {
+            Some(l) => format!("wired {}", l.get_ref()),
+            None => format!(
+                "{} now; the file writes no narrower `link`, so it is taken as wide as the card",
+                n.link.short_name()
+            ),
+        };
         for (p, c) in &cards {
             if p.id == n.part {
                 continue;
@@ -154,7 +160,7 @@ fn replace_controllers(t: &Topology, out: &mut Vec<Change>) {
             let mut raw = t.raw().clone();
             raw.node[ri].part = sp(p.id.clone());
             let cost = format!(
-                "the same slot ({} trained now); {} of its {} ports used",
+                "the same slot ({}); {} of its {} ports used",
                 slot,
                 if between.is_empty() { n.children.len() } else { drives },
                 c.ports
