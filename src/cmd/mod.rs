@@ -1,6 +1,7 @@
 //! Subcommands, one module each, and what they share: the error type with its exit code,
 //! workload options in fio's vocabulary, and topology loading.
 
+pub mod board;
 pub mod catalog;
 pub mod check;
 pub mod compare;
