@@ -154,3 +154,34 @@ fn bad_goal_and_price_list_exit_2() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn board_with_sharing_rules_first_suggestion_holds() {
+    let (before, after, first) =
+        first_suggestion_holds("tests/data/advise-board-unify.toml", &["--workload", "seqread", "--runtime", "0.3s"]);
+    // PCI_E4 gives the x8 card PCIe 3.0 x4 from the B550 (4 x 985 MB/s raw, 3,565 MB/s of
+    // read payload after TLP overhead at MPS 256), below eight SSDs at ~540 MB/s each.
+    assert!(before < 4.0 * 985.0, "{before}");
+    // In PCI_E1 (CPU, PCIe 4.0 x16) the card trains at its own PCIe 3.0 x8 (7,880 MB/s raw),
+    // and the eight drives run at their own rate: 8 x 540 = 4,320 MB/s.
+    assert!(after > 0.97 * 8.0 * 540.0, "{after}");
+    assert_eq!(first["kind"], "move-card", "{first}");
+    assert!(first["change"].as_str().unwrap().contains("to slot PCI_E1"), "{first}");
+    // M2_3 holds an NVMe SSD, so the rule m2_3-x1-slots disables PCI_E2 and PCI_E3: no
+    // suggestion may put anything there.
+    let v = json(&iopath(&[
+        "advise",
+        "tests/data/advise-board-unify.toml",
+        "--workload",
+        "seqread",
+        "--runtime",
+        "0.3s",
+        "--json",
+        "--top",
+        "100",
+    ]));
+    for s in v["suggestions"].as_array().unwrap() {
+        let c = s["change"].as_str().unwrap();
+        assert!(!c.contains("PCI_E2") && !c.contains("PCI_E3"), "{c}");
+    }
+}

@@ -2,6 +2,7 @@
 //! workload options in fio's vocabulary, and topology loading.
 
 pub mod advise;
+pub mod board;
 pub mod catalog;
 pub mod check;
 pub mod compare;

@@ -4,6 +4,7 @@
 //! dropped, never simulated.
 
 use iopath_model::Topology;
+use iopath_model::board::Place;
 use iopath_model::catalog::{Kind, Part};
 use iopath_model::parts::{ControllerFigures, NicFigures, PartSpec, resolve};
 use iopath_model::pool::Layout;
@@ -19,7 +20,8 @@ pub enum ChangeKind {
     ReplaceController,
     /// Drives moved to free ports or to a card added for them.
     SpreadDrives,
-    /// A card moved to another slot (a CPU-attached one, or a board's named slot).
+    /// A card moved to another slot (a board's free slot or M.2 socket; without a board, a
+    /// CPU-attached one).
     MoveCard,
     /// A slot wired at the card's full width.
     WiderSlot,
@@ -87,6 +89,7 @@ pub fn candidates(t: &Topology) -> Vec<Change> {
     let mut out = Vec::new();
     replace_controllers(t, &mut out);
     spread_drives(t, &mut out);
+    board_moves(t, &mut out);
     move_cards(t, &mut out);
     pool_layouts(t, &mut out);
     upgrade_nics(t, &mut out);
@@ -207,10 +210,24 @@ fn free_ports(t: &Topology, c: NodeIx, ports: u32, k: usize) -> Option<u32> {
 fn spread_drives(t: &Topology, out: &mut Vec<Change>) {
     let raw = t.raw();
     let cards = card_controllers(t);
-    // Where a card can go: the host's root ports, and every switch (chipset) below it.
-    let slots: Vec<&str> = std::iter::once("host")
-        .chain(t.nodes.iter().filter(|n| n.kind == Kind::Switch).map(|n| n.id.as_str()))
-        .collect();
+    // Where a card can go: on a board its free slots and M.2 sockets; else the host's root
+    // ports and every switch (chipset) below it.
+    let slots: Vec<NewSlot> = match &t.board {
+        Some(b) => t
+            .free_places()
+            .into_iter()
+            .filter(|p| matches!(p, Place::Slot(_) | Place::M2(_)))
+            .map(|p| NewSlot { words: b.describe(&p), parent: String::new(), place: Some(p) })
+            .collect(),
+        None => std::iter::once("host")
+            .chain(t.nodes.iter().filter(|n| n.kind == Kind::Switch).map(|n| n.id.as_str()))
+            .map(|id| NewSlot {
+                words: if id == "host" { "a CPU-attached slot".into() } else { format!("a slot of {id}") },
+                parent: id.to_string(),
+                place: None,
+            })
+            .collect(),
+    };
     for (g, d) in raw.drive.iter().enumerate() {
         let Some(parent) = t.node(d.parent.get_ref()) else { continue };
         let behind = matches!(t.nodes[parent].kind, Kind::PortMultiplier | Kind::Expander);
@@ -261,13 +278,21 @@ fn spread_drives(t: &Topology, out: &mut Vec<Change>) {
                 raw.node.push(RawNode {
                     id: sp(id.clone()),
                     part: sp(p.id.clone()),
-                    parent: sp(slot.to_string()),
+                    parent: sp(slot.parent.clone()),
                     port: None,
                     link: None,
                     params: Default::default(),
+                    slot: match &slot.place {
+                        Some(Place::Slot(n)) => Some(sp(n.clone())),
+                        _ => None,
+                    },
+                    m2: match &slot.place {
+                        Some(Place::M2(n)) => Some(sp(n.clone())),
+                        _ => None,
+                    },
                 });
                 reattach(&mut raw, &[g], &id, 0, &orphan);
-                let at = if *slot == "host" { "a CPU-attached slot".to_string() } else { format!("a slot of {slot}") };
+                let at = &slot.words;
                 out.push(Change {
                     kind: ChangeKind::SpreadDrives,
                     summary: format!(
@@ -291,6 +316,39 @@ fn spread_drives(t: &Topology, out: &mut Vec<Change>) {
     }
 }
 
+/// A place a new card could take.
+struct NewSlot {
+    /// The place in words.
+    words: String,
+    /// The parent node id (empty on a board: the slot says).
+    parent: String,
+    place: Option<Place>,
+}
+
+/// On a board: every card moved to each free slot or M.2 socket (the loader applies the
+/// sharing rules to the moved file, so a move that breaks one is dropped).
+fn board_moves(t: &Topology, out: &mut Vec<Change>) {
+    let Some(b) = &t.board else { return };
+    let free: Vec<Place> = t.free_places().into_iter().filter(|p| matches!(p, Place::Slot(_) | Place::M2(_))).collect();
+    for (ix, at) in &t.placement {
+        let n = &t.nodes[*ix];
+        if !matches!(n.kind, Kind::Controller | Kind::Nic) || matches!(at, Place::Sata(_)) {
+            continue;
+        }
+        for to in &free {
+            let Ok(raw) = t.with_card_moved(&n.id, to) else { continue };
+            out.push(Change {
+                kind: ChangeKind::MoveCard,
+                summary: format!("move {} from {at} to {to}", n.id),
+                cost: format!("{} (frees {at}; {} now)", b.describe(to), n.link.short_name()),
+                parts: Vec::new(),
+                slots_added: 0,
+                raw,
+            });
+        }
+    }
+}
+
 fn plural(k: usize) -> &'static str {
     if k == 1 { "" } else { "s" }
 }
@@ -309,7 +367,11 @@ fn unique_id(t: &Topology, base: &str) -> String {
 /// the card put in one wired at its full width.
 fn move_cards(t: &Topology, out: &mut Vec<Change>) {
     let raw = t.raw();
-    for n in &t.nodes {
+    for (ix, n) in t.nodes.iter().enumerate() {
+        // A card on a board moves between the board's places (`board_moves`).
+        if t.placement.iter().any(|(p, _)| *p == ix) {
+            continue;
+        }
         let lanes = match &n.spec {
             PartSpec::Controller(c) if c.uplink != "internal" => (c.uplink.clone(), c.lanes),
             PartSpec::Nic(c) if c.uplink != "internal" => (c.uplink.clone(), c.lanes),
