@@ -13,6 +13,7 @@ pub mod exit;
 pub mod fit;
 pub mod measure;
 pub mod output;
+pub mod plan;
 pub mod report;
 pub mod schema;
 pub mod simulate;
@@ -46,6 +47,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Rank the changes that raise the answer (controllers, slots, drives, pool, NIC), each simulated.
     Advise(advise::AdviseArgs),
+    /// Plan a build from a board or host, drives and a goal: the best controller choices.
+    Plan(plan::PlanArgs),
     /// Run a workload as real direct I/O on files or block devices.
     Measure(measure::MeasureArgs),
     /// Fit part figures to measurements (least squares); write a part file for --parts.
@@ -109,6 +112,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Sweep(a) => sweep::run(a, &catalog),
         Command::Report(a) => report::run(a, &catalog),
         Command::Advise(a) => advise::run(a, &catalog),
+        Command::Plan(a) => plan::run(a, &catalog),
         Command::Measure(a) => measure::run(a, &catalog),
         Command::Fit(a) => fit::run(a, &catalog),
         Command::Compare(a) => compare::run(a, &catalog),

@@ -3,6 +3,7 @@
 //! change the loader refuses (a card without the ports, SAS drives on a SATA chip) is
 //! dropped, never simulated.
 
+use iopath_model::Catalog;
 use iopath_model::Topology;
 use iopath_model::board::Place;
 use iopath_model::catalog::{Kind, Part};
@@ -52,9 +53,8 @@ fn sp<T>(v: T) -> Spanned<T> {
 }
 
 /// A resolved catalog controller or NIC that is a card (not inside a chipset or SoC).
-fn card_controllers(t: &Topology) -> Vec<(&Part, ControllerFigures)> {
-    let mut out: Vec<(&Part, ControllerFigures)> = t
-        .catalog()
+pub(crate) fn card_controllers(cat: &Catalog) -> Vec<(&Part, ControllerFigures)> {
+    let mut out: Vec<(&Part, ControllerFigures)> = cat
         .parts()
         .filter(|p| p.kind == Kind::Controller)
         .filter_map(|p| match resolve(p.kind, &p.figures).ok()?.spec {
@@ -66,9 +66,8 @@ fn card_controllers(t: &Topology) -> Vec<(&Part, ControllerFigures)> {
     out
 }
 
-fn card_nics(t: &Topology) -> Vec<(&Part, NicFigures)> {
-    let mut out: Vec<(&Part, NicFigures)> = t
-        .catalog()
+pub(crate) fn card_nics(cat: &Catalog) -> Vec<(&Part, NicFigures)> {
+    let mut out: Vec<(&Part, NicFigures)> = cat
         .parts()
         .filter(|p| p.kind == Kind::Nic)
         .filter_map(|p| match resolve(p.kind, &p.figures).ok()?.spec {
@@ -140,7 +139,7 @@ fn reattach(raw: &mut RawTopology, groups: &[usize], parent: &str, first: u32, d
 /// Another card in a controller's slot: as wired (port multipliers and expanders kept, if
 /// the new chip takes them), and with every drive below it on its own port.
 fn replace_controllers(t: &Topology, out: &mut Vec<Change>) {
-    let cards = card_controllers(t);
+    let cards = card_controllers(t.catalog());
     for (ix, n) in t.nodes.iter().enumerate() {
         let PartSpec::Controller(cur) = &n.spec else { continue };
         if cur.uplink == "internal" {
@@ -209,7 +208,7 @@ fn free_ports(t: &Topology, c: NodeIx, ports: u32, k: usize) -> Option<u32> {
 /// other groups, moved to free ports of another controller or to a card added for it.
 fn spread_drives(t: &Topology, out: &mut Vec<Change>) {
     let raw = t.raw();
-    let cards = card_controllers(t);
+    let cards = card_controllers(t.catalog());
     // Where a card can go: on a board its free slots and M.2 sockets; else the host's root
     // ports and every switch (chipset) below it.
     let slots: Vec<NewSlot> = match &t.board {
@@ -497,7 +496,7 @@ pub(crate) fn capacity_note(before: &Topology, after: &Topology, id: &str) -> Op
 /// A faster NIC in the server NIC's slot, and the same NIC for every client on it whose link
 /// is slower.
 fn upgrade_nics(t: &Topology, out: &mut Vec<Change>) {
-    let nics = card_nics(t);
+    let nics = card_nics(t.catalog());
     for n in &t.nodes {
         let PartSpec::Nic(cur) = &n.spec else { continue };
         let Some(ri) = raw_node(t.raw(), &n.id) else { continue };
