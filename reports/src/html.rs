@@ -511,6 +511,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_bottleneck_is_named_only_near_saturation() {
+        // 13% of the uplink at 4 KiB QD1: the run waits on latency, not on the link.
+        assert_eq!(bottleneck_cell("hba.uplink.up (13.0%)"), "latency-bound (busiest hba.uplink.up at 13.0%)");
+        assert_eq!(bottleneck_cell("d0.media (100.0%)"), "d0.media (100.0%)");
+        assert_eq!(bottleneck_cell("x (90.0%)"), "x (90.0%)");
+        assert_eq!(bottleneck_cell("-"), "-");
+    }
+
+    #[test]
     fn escapes_markup() {
         assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
     }

@@ -236,6 +236,48 @@ mod tests {
         }
     }
 
+    fn report(util: f64, bottleneck: &str) -> Report {
+        use iopath_model::report::{Bottleneck, Cost, DriveResult, LinkUtil, ReportKind, Total};
+        let w = spec("randread", "4k", 1, "1s").resolve().unwrap();
+        Report {
+            schema_version: 1,
+            kind: ReportKind::Simulated,
+            topology: "t".into(),
+            workload: w,
+            measured: None,
+            total: Total { mb_s: 100.0, iops: 25000.0, ..Default::default() },
+            drives: vec![DriveResult { id: "d0".into(), ..Default::default() }],
+            links: vec![LinkUtil {
+                id: "hba.uplink.up".into(),
+                util_up: 0.25,
+                util_down: 0.0,
+                capacity_mb_s: 1000.0,
+                kind: "pcie".into(),
+            }],
+            bottleneck: Bottleneck { id: bottleneck.into(), util },
+            cost: Cost::default(),
+            partial: false,
+            covered_s: None,
+            warnings: Vec::new(),
+            spread: None,
+            pool: None,
+            cpu: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn verdict_names_a_bottleneck_only_near_saturation() {
+        let low = verdict_sentence(&report(0.13, "hba.uplink.up"), 400.0);
+        assert!(low.contains("latency-bound") && low.contains("hba.uplink.up, is at 13%"), "{low}");
+        // A drive's own media at 100%: the headroom is the busiest shared link's spare
+        // capacity, (1 - 0.25) x 1000 = 750 MB/s.
+        let own = verdict_sentence(&report(1.0, "d0.media"), 100.0);
+        assert!(own.contains("d0.media binds at 100%") && own.contains("750 MB/s of headroom"), "{own}");
+        // A shared link at 100% with the drives able to do 400 alone: held to 100/400 = 25%.
+        let shared = verdict_sentence(&report(1.0, "hba.uplink.up"), 400.0);
+        assert!(shared.contains("could give 400 MB/s, so it holds them to 25% of that"), "{shared}");
+    }
+
     #[test]
     fn full_load_and_its_cost() {
         let w = full_load("2s").resolve().unwrap();

@@ -235,15 +235,15 @@ pub fn advise(
     })
 }
 
-/// Best first: changes that meet the goal, then by gain, gains within 1% of today's value
-/// counting as equal (then fewer slots, fewer parts bought); with a price list, by gain per
+/// Best first: changes that meet the goal, then by gain, rounded to 1% of today's value
+/// (then fewer slots, fewer parts bought); with a price list, by gain per
 /// money (a change that buys nothing first, then priced ones, then those with a part the
 /// list lacks). Ties keep their order (stable).
 pub(crate) fn rank(s: &mut [Suggestion], priced: bool, base: f64) {
     let step = if base > 0.0 { 0.01 * base } else { 1.0 };
     let per_money = |x: &Suggestion| -> (u8, f64) {
         if !priced {
-            return (0, (x.gain / step).floor());
+            return (0, (x.gain / step).round());
         }
         match x.price {
             _ if x.parts.is_empty() => (0, x.gain),
@@ -289,4 +289,48 @@ pub fn parse_prices(text: &str) -> Result<BTreeMap<String, f64>, String> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn price_lists_read_with_a_header_and_comments() {
+        let p = parse_prices("part,price\n# mine\njmb585, 35\n\"lsi-sas2308\",\"89.5\"\n").unwrap();
+        assert_eq!(p.get("jmb585"), Some(&35.0));
+        assert_eq!(p.get("lsi-sas2308"), Some(&89.5));
+        assert!(parse_prices("jmb585;35").unwrap_err().starts_with("line 1:"));
+        assert!(parse_prices("jmb585,-1").unwrap_err().contains("not a non-negative number"));
+    }
+
+    fn s(gain: f64, parts: &[&str], price: Option<f64>, slots: u32) -> Suggestion {
+        Suggestion {
+            kind: ChangeKind::ReplaceController,
+            change: format!("{gain}"),
+            cost: String::new(),
+            parts: parts.iter().map(|p| p.to_string()).collect(),
+            slots_added: slots,
+            price,
+            value: 0.0,
+            gain,
+            gain_pct: 0.0,
+            bound_mb_s: 0.0,
+            bottleneck: Bottleneck::default(),
+            met: None,
+            topology_toml: String::new(),
+        }
+    }
+
+    #[test]
+    fn ranking_by_gain_then_slots_or_by_gain_per_money() {
+        // Gains within 1% of today's 1000 count as equal: the one taking no slot wins.
+        let mut v = vec![s(150.0, &["a"], None, 1), s(149.0, &["b"], None, 0), s(10.0, &[], None, 0)];
+        rank(&mut v, false, 1000.0);
+        assert_eq!(v.iter().map(|x| x.change.as_str()).collect::<Vec<_>>(), ["149", "150", "10"]);
+        // With prices: a free change first, then 100 per 10 (10/unit) before 150 per 100.
+        let mut v = vec![s(150.0, &["a"], Some(100.0), 0), s(100.0, &["b"], Some(10.0), 0), s(5.0, &[], None, 0)];
+        rank(&mut v, true, 1000.0);
+        assert_eq!(v.iter().map(|x| x.change.as_str()).collect::<Vec<_>>(), ["5", "100", "150"]);
+    }
 }
