@@ -157,7 +157,7 @@ fn no_board(sink: &mut Sink, raw: &mut RawTopology) {
     }
     let help = || {
         Some(
-            "name the board in [host], e.g. board = \"asus-prime-b550m-a\"; `iopath catalog --kind board` lists them"
+            "name the board in [host], e.g. board = \"msi-meg-b550-unify\"; `iopath catalog --kind board` lists them"
                 .to_string(),
         )
     };
@@ -603,4 +603,19 @@ pub(crate) fn placement(layout: Option<Layout>, d: &Draft) -> (Option<Board>, Ve
     };
     let placed = l.placed.into_iter().filter_map(|(id, p)| d.ids.get(&id).map(|(ix, _)| (*ix, p))).collect();
     (Some(l.board), placed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header_span;
+
+    #[test]
+    fn header_span_finds_the_nth_table_header_and_skips_other_tables() {
+        let text = "[host]\npart = \"x\"\n[[node]]\nid = \"a\"\n[[drive]]\nid = \"d\"\n  [[node]]\nid = \"b\"\n";
+        // The second [[node]] starts at line 7, column 3: offset of "[[" on that line.
+        let at = header_span(text, "node", 1).unwrap().start;
+        assert_eq!(crate::topology::line_col(text, at), (7, 3));
+        assert_eq!(header_span(text, "drive", 0).map(|s| crate::topology::line_col(text, s.start)), Some((5, 1)));
+        assert_eq!(header_span(text, "node", 2), None);
+    }
 }
