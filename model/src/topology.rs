@@ -619,6 +619,7 @@ impl Topology {
         let (written, raw) = (raw.clone(), load::boards::expand(&mut sink, &cat, raw));
         let (raw, layout) = (raw.0, raw.1);
         let mut d = load::nodes::collect(&mut sink, &cat, &raw);
+        load::boards::after_nodes(&mut d);
         load::params::command_line(&mut sink, &mut d, overrides, origins);
         // Named workloads, validated now so a broken one is a config error, not a run-time one.
         let drive_ids: Vec<&str> = d.nodes.iter().filter(|n| n.is_drive()).map(|n| n.id.as_str()).collect();

@@ -49,7 +49,7 @@ enum Table {
 pub(crate) fn expand(sink: &mut Sink, cat: &Catalog, mut raw: RawTopology) -> (RawTopology, Option<Layout>) {
     let board_name = raw.host.as_ref().and_then(|h| h.board.clone());
     let Some(name) = board_name else {
-        no_board(sink, &raw);
+        no_board(sink, &mut raw);
         return (raw, None);
     };
     let Some(board) = crate::board::find(name.get_ref()) else {
@@ -59,6 +59,13 @@ pub(crate) fn expand(sink: &mut Sink, cat: &Catalog, mut raw: RawTopology) -> (R
             format!("no board {:?} in the catalog{}", name.get_ref(), crate::board::suggestion(name.get_ref())),
             Some("`iopath catalog --kind board` lists the boards".into()),
         );
+        // Nothing placed on the unknown board is reported again.
+        if let Some(h) = raw.host.as_mut()
+            && is_unwritten(&h.part)
+        {
+            h.part = Spanned::new(0..0, "generic-host".to_string());
+        }
+        drop_named_ports(&mut raw);
         return (raw, None);
     };
     if let Some(h) = raw.host.as_mut()
@@ -97,7 +104,25 @@ pub(crate) fn expand(sink: &mut Sink, cat: &Catalog, mut raw: RawTopology) -> (R
         m.pcie_lanes = board.effective_lanes(&m.name, &populated).unwrap_or(m.pcie_lanes);
     }
     let placed = write_tree(&mut raw, &effective, &occupants);
+    // A named port that could not be placed was reported here, not again as a bad number.
+    drop_named_ports(&mut raw);
     (raw, Some(Layout { board: effective, placed }))
+}
+
+/// Removes port names left in the drive tables (their problem is reported).
+fn drop_named_ports(raw: &mut RawTopology) {
+    for d in &mut raw.drive {
+        if d.port.as_ref().is_some_and(|p| p.get_ref().is_str()) {
+            d.port = None;
+        }
+    }
+}
+
+/// After the nodes pass: a table left without a parent had its problem reported by this pass
+/// (a missing parent, a place that could not be used), so the tree pass does not report the
+/// empty parent again.
+pub(crate) fn after_nodes(d: &mut Draft) {
+    d.rejected.insert(String::new());
 }
 
 /// The ids the board's own devices take in the tree.
@@ -116,9 +141,13 @@ fn board_node_part(b: &Board, id: &str) -> String {
 
 /// Without a board: a slot, socket or named port cannot be placed, and a table must name its
 /// parent (the file reader's words, at the table's header, as before boards existed).
-fn no_board(sink: &mut Sink, raw: &RawTopology) {
-    if raw.host.as_ref().is_some_and(|h| is_unwritten(&h.part)) {
-        let at = sink.text.find("[host]").map(|i| i..i + 1);
+fn no_board(sink: &mut Sink, raw: &mut RawTopology) {
+    if let Some(h) = raw.host.as_mut()
+        && is_unwritten(&h.part)
+    {
+        // Reported here; the nodes pass then resolves a part that exists, not "".
+        h.part = Spanned::new(0..0, "generic-host".to_string());
+        let at = sink.text.find("[host]").or_else(|| sink.text.find("host")).map(|i| i..i + 1);
         sink.at(
             at,
             "host",
@@ -128,7 +157,7 @@ fn no_board(sink: &mut Sink, raw: &RawTopology) {
     }
     let help = || {
         Some(
-            "name the board in [host], e.g. board = \"asus-prime-b550m-a\"; `iopath catalog --kind board` lists them"
+            "name the board in [host], e.g. board = \"msi-meg-b550-unify\"; `iopath catalog --kind board` lists them"
                 .to_string(),
         )
     };
@@ -574,4 +603,19 @@ pub(crate) fn placement(layout: Option<Layout>, d: &Draft) -> (Option<Board>, Ve
     };
     let placed = l.placed.into_iter().filter_map(|(id, p)| d.ids.get(&id).map(|(ix, _)| (*ix, p))).collect();
     (Some(l.board), placed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header_span;
+
+    #[test]
+    fn header_span_finds_the_nth_table_header_and_skips_other_tables() {
+        let text = "[host]\npart = \"x\"\n[[node]]\nid = \"a\"\n[[drive]]\nid = \"d\"\n  [[node]]\nid = \"b\"\n";
+        // The second [[node]] starts at line 7, column 3: offset of "[[" on that line.
+        let at = header_span(text, "node", 1).unwrap().start;
+        assert_eq!(crate::topology::line_col(text, at), (7, 3));
+        assert_eq!(header_span(text, "drive", 0).map(|s| crate::topology::line_col(text, s.start)), Some((5, 1)));
+        assert_eq!(header_span(text, "node", 2), None);
+    }
 }
