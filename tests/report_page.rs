@@ -35,6 +35,19 @@ fn report_page_renders_in_headless_chromium() {
     assert!(html.contains("<svg"), "plots are inline SVG");
     assert!(!html.contains("http://") && !html.contains("https://"), "the page loads nothing from the network");
     assert!(html.contains("hba.uplink"), "the bound names the binding element");
+    // The page leads with the verdict: before the topology, the answer and what binds. Six
+    // SSDs on the ASM1166's PCIe 3.0 x2 read about 1,780 MB/s (the published plateau), the
+    // uplink at 100%; the drives alone: 2 x 530 + 4 x 560 = 3,300 MB/s or so.
+    let verdict = html.find("<h2>Verdict</h2>").expect("a verdict section");
+    assert!(verdict < html.find("<h2>Topology</h2>").unwrap());
+    let sentence = &html[verdict..html[verdict..].find("</p>").unwrap() + verdict];
+    assert!(sentence.contains("hba.uplink.up binds at 100%"), "{sentence}");
+    // And the first suggestion: a card with more lanes in the same slot.
+    assert!(html[verdict..].contains("replace hba (asm1166) with"), "a suggestion under the verdict");
+    // The bound table says what its mixed column mixes.
+    assert!(html.contains("mixed 50/50 read/write MB/s"));
+    // The 4 KiB chart is in IOPS.
+    assert!(html.contains("IOPS (I/Os per second)"));
 
     let Some(chrome) = chromium() else {
         iopath_test_support::skip("no Chromium (apt-get install chromium) to render the page");
@@ -81,4 +94,10 @@ fn report_page_renders_in_headless_chromium() {
         }
     }
     assert!(colours.len() > 64, "the screenshot shows charts (many colours), found {}", colours.len());
+    // The verdict renders at the top: its accent rule (#1f77b4, the verdict's left border)
+    // runs down the left of the first 600 rows, and nowhere else on the page.
+    let row = info.width as usize * px;
+    let accent = |p: &[u8]| p[0].abs_diff(0x1f) < 8 && p[1].abs_diff(0x77) < 8 && p[2].abs_diff(0xb4) < 8;
+    let rows_with_rule = (0..600).filter(|y| buf[y * row..y * row + 200 * px].chunks(px).any(accent)).count();
+    assert!(rows_with_rule > 150, "the verdict's rule spans {rows_with_rule} of the first 600 rows");
 }

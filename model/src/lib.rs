@@ -6,6 +6,7 @@
 //!   `550MB/s`, `6Gbps`, `10%`, `20s`;
 //! - [`link`]: link generations (SATA, SAS, PCIe/DMI) and their payload arithmetic;
 //! - [`catalog`]: the built-in parts, every figure with its source;
+//! - [`board`]: boards (slots, M.2 sockets, SATA ports, sharing rules) a topology sits on;
 //! - [`topology`]: topology files, loaded in two stages into a validated tree;
 //! - [`cpu`]: the per-byte CPU cost of checksums, parity, encryption and compression;
 //! - [`paths`]: the physics of a topology as shared resources and per-byte costs;
@@ -21,6 +22,7 @@
 //! the wall clock.
 
 pub mod bind;
+pub mod board;
 pub mod bound;
 pub mod catalog;
 pub mod cpu;

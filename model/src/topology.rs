@@ -73,6 +73,15 @@ pub struct RawTopology {
     pub pool: Vec<RawPool>,
 }
 
+/// A key the file does not write (span 0..0, empty).
+pub(crate) fn unwritten() -> Spanned<String> {
+    Spanned::new(0..0, String::new())
+}
+
+pub(crate) fn is_unwritten(s: &Spanned<String>) -> bool {
+    s.get_ref().is_empty() && s.span().end == 0
+}
+
 /// A list of ids as written, with its position and each id's.
 pub type SpannedIds = Spanned<Vec<Spanned<String>>>;
 
@@ -157,9 +166,15 @@ pub struct RawWorkload {
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHost {
-    /// A host part from the catalog, e.g. "amd-am5".
+    /// A host part from the catalog, e.g. "amd-am5"; on a board, default: the board's.
+    #[serde(default = "unwritten", skip_serializing_if = "is_unwritten")]
     #[schemars(with = "String")]
     pub part: Spanned<String>,
+    /// A board from the catalog (`iopath catalog --kind board`): its slots, sockets, ports
+    /// and onboard devices become the tree ([`crate::board`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub board: Option<Spanned<String>>,
     /// Figure overrides, e.g. { completion_bytes = 64 }.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, serde_json::Value>")]
@@ -176,9 +191,18 @@ pub struct RawNode {
     #[schemars(with = "String")]
     pub part: Spanned<String>,
     /// Id of the parent: "host", a switch, a controller (for a port multiplier or expander),
-    /// or an expander (cascade).
+    /// or an expander (cascade). Not for a card in a board's `slot` or `m2` socket.
+    #[serde(default = "unwritten", skip_serializing_if = "is_unwritten")]
     #[schemars(with = "String")]
     pub parent: Spanned<String>,
+    /// On a board: the slot the card sits in ("PCIE1").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub slot: Option<Spanned<String>>,
+    /// On a board: the M.2 socket an M.2 card sits in ("M2_1").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub m2: Option<Spanned<String>>,
     /// Port on the parent (controllers' ports for port multipliers and expanders).
     #[schemars(with = "Option<u32>")]
     pub port: Option<Spanned<toml::Value>>,
@@ -201,10 +225,17 @@ pub struct RawDrive {
     /// A drive part from the catalog.
     #[schemars(with = "String")]
     pub part: Spanned<String>,
-    /// Id of the controller, port multiplier, expander, switch or host it attaches to.
+    /// Id of the controller, port multiplier, expander, switch or host it attaches to. Not
+    /// for a drive on a board's named port or M.2 socket.
+    #[serde(default = "unwritten", skip_serializing_if = "is_unwritten")]
     #[schemars(with = "String")]
     pub parent: Spanned<String>,
+    /// On a board: the M.2 socket the drive sits in ("M2_1").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub m2: Option<Spanned<String>>,
     /// Port on the parent; with `count`, the first of consecutive ports. Default: the next free.
+    /// On a board: a named port ("SATA3"), with `count` the first of consecutive ones.
     #[schemars(with = "Option<u32>")]
     pub port: Option<Spanned<toml::Value>>,
     /// Declare many identical drives at once (24 bays).
@@ -389,6 +420,12 @@ pub struct Topology {
     /// Pools of drives, in file order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pools: Vec<crate::pool::Pool>,
+    /// The board, with its sharing rules applied: slot widths are the effective ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board: Option<crate::board::Board>,
+    /// Where each card and drive on the board sits.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<(NodeIx, crate::board::Place)>,
     #[serde(skip)]
     raw: RawTopology,
     #[serde(skip)]
@@ -534,6 +571,12 @@ impl Topology {
             .map_err(|e| crate::pool::vary::relabel(e, &raw, pools, pool_origins))
     }
 
+    /// Validates an edited copy of this file's topology (e.g. [`Topology::with_card_moved`]),
+    /// as if it had been written so.
+    pub fn with_raw(&self, raw: RawTopology) -> Result<Topology, ConfigError> {
+        Topology::from_raw(&self.file, &self.text, raw, &self.catalog, &[], &[])
+    }
+
     /// The catalog this topology was resolved against.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
@@ -604,7 +647,11 @@ impl Topology {
         let mut cat = catalog.clone();
         // Parts defined in the file extend the catalog for this topology.
         load::parts::load_parts(&mut sink, &mut cat, &raw.part);
+        // A board becomes nodes and links of the tree; the file as written is kept.
+        let (written, raw) = (raw.clone(), load::boards::expand(&mut sink, &cat, raw));
+        let (raw, layout) = (raw.0, raw.1);
         let mut d = load::nodes::collect(&mut sink, &cat, &raw);
+        load::boards::after_nodes(&mut d);
         load::params::command_line(&mut sink, &mut d, overrides, origins);
         // Named workloads, validated now so a broken one is a config error, not a run-time one.
         let drive_ids: Vec<&str> = d.nodes.iter().filter(|n| n.is_drive()).map(|n| n.id.as_str()).collect();
@@ -625,6 +672,7 @@ impl Topology {
         if !sink.out.is_empty() || !wsink.out.is_empty() {
             return Err(sink.into_error(wsink));
         }
+        let (board, placement) = load::boards::placement(layout, &d);
         let nodes = d.nodes;
         let drives = (0..nodes.len()).filter(|&i| nodes[i].is_drive()).collect();
         Ok(Topology {
@@ -641,7 +689,9 @@ impl Topology {
             generations,
             clients,
             pools,
-            raw,
+            board,
+            placement,
+            raw: written,
             text: text.to_string(),
             catalog: cat,
             applied: overrides

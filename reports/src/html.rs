@@ -63,10 +63,87 @@ pub struct HtmlTable {
 
 impl HtmlTable {
     /// The rows of [`crate::sweep_table`]: `param=value`, MB/s, IOPS, p99, bound, bottleneck.
+    ///
+    /// A bottleneck is named only near saturation ([`crate::page::SATURATED`]); a point
+    /// whose busiest element is below it reads "latency-bound" with that element beside.
     pub fn from_sweep(sweep: &Sweep) -> HtmlTable {
         let t = sweep_text_table(sweep);
-        HtmlTable { headers: t.headers, rows: t.rows }
+        let col = t.headers.iter().position(|h| h == "bottleneck");
+        let rows = t
+            .rows
+            .into_iter()
+            .map(|mut r| {
+                if let Some(c) = col
+                    && let Some(cell) = r.get_mut(c)
+                {
+                    *cell = bottleneck_cell(cell);
+                }
+                r
+            })
+            .collect();
+        HtmlTable { headers: t.headers, rows }
     }
+}
+
+/// `id (13.0%)` as the page says it: the id when near saturation, else latency-bound.
+fn bottleneck_cell(cell: &str) -> String {
+    let pct = cell.rsplit_once(" (").and_then(|(id, p)| Some((id, p.strip_suffix("%)")?.trim().parse::<f64>().ok()?)));
+    match pct {
+        Some((id, p)) if p < 100.0 * crate::page::SATURATED => format!("latency-bound (busiest {id} at {p:.1}%)"),
+        _ => cell.to_string(),
+    }
+}
+
+/// The page's verdict: one sentence, then the top suggestions of `advise`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Verdict {
+    /// The answer, what binds and the headroom ([`crate::page::verdict_sentence`]).
+    pub sentence: String,
+    /// How the suggestions were found (candidates, pruned, simulated).
+    pub note: Option<String>,
+    /// Best first.
+    pub suggestions: Vec<SuggestionRow>,
+}
+
+/// One suggested change, formatted.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SuggestionRow {
+    /// What to do.
+    pub change: String,
+    /// `1234.5 -> 1391.9 MB/s`.
+    pub result: String,
+    /// `+157.4 MB/s (+12.7%)`.
+    pub gain: String,
+    /// What binds with the change.
+    pub then_binds: String,
+    /// Slots, ports or capacity it takes.
+    pub cost: String,
+}
+
+fn verdict_html(out: &mut String, v: &Verdict) {
+    out.push_str("<section class=\"verdict\">\n<h2>Verdict</h2>\n");
+    let _ = writeln!(out, "<p class=\"answer\">{}</p>", escape(&v.sentence));
+    if v.suggestions.is_empty() {
+        out.push_str(
+            "<p>No change iopath considers (controllers, slots, drive placement, pool layout, NIC) raises it.</p>\n",
+        );
+    } else {
+        let mut t = TextTable::new(&[
+            ("change", Align::Left),
+            ("answer", Align::Right),
+            ("gain", Align::Right),
+            ("then binds", Align::Left),
+            ("costs", Align::Left),
+        ]);
+        for s in &v.suggestions {
+            t.row(vec![s.change.clone(), s.result.clone(), s.gain.clone(), s.then_binds.clone(), s.cost.clone()]);
+        }
+        table_html(out, &t, None);
+    }
+    if let Some(n) = &v.note {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(n));
+    }
+    out.push_str("</section>\n");
 }
 
 /// One titled part of the page.
@@ -108,6 +185,8 @@ pub struct HtmlReport {
     pub tree: Vec<TreeRow>,
     /// The closed-form bound for 1..n active drives.
     pub bounds: Vec<BoundRow>,
+    /// The verdict the page leads with (after the title).
+    pub verdict: Option<Verdict>,
     /// The caller's sections (sweeps, comparisons), in order.
     pub sections: Vec<HtmlSection>,
     /// A run at full load whose per-link utilization is shown.
@@ -181,6 +260,8 @@ const CSS: &str = r#"
 body { font-family: "DejaVu Sans", Verdana, Arial, sans-serif; color: var(--ink); margin: 2em auto; max-width: 1100px; padding: 0 1em; line-height: 1.4; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.25em; border-bottom: 2px solid var(--rule); padding-bottom: 0.2em; margin-top: 1.8em; }
+section.verdict { border-left: 4px solid var(--accent); padding-left: 0.8em; }
+p.answer { font-size: 1.1em; font-weight: bold; }
 p.sub { color: var(--muted); margin-top: 0; }
 p.note { color: var(--muted); font-style: italic; }
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }
@@ -293,7 +374,7 @@ fn bounds_html(out: &mut String, rows: &[BoundRow]) {
         ("read bound by", Align::Left),
         ("write MB/s", Align::Right),
         ("write bound by", Align::Left),
-        ("mixed MB/s", Align::Right),
+        ("mixed 50/50 read/write MB/s", Align::Right),
         ("mixed bound by", Align::Left),
     ]);
     for b in rows {
@@ -363,7 +444,7 @@ fn paragraphs(out: &mut String, text: &str) {
 
 /// Renders the whole page.
 ///
-/// Sections appear in this order: title and subtitle; topology (if `tree` is not empty);
+/// Sections appear in this order: title and subtitle; the verdict (if set); topology (if `tree` is not empty);
 /// closed-form bound (if `bounds` is not empty); the caller's sections; per-link
 /// utilization at full load (if `full_load` is set); the footer.
 pub fn html_report(input: &HtmlReport) -> String {
@@ -375,6 +456,9 @@ pub fn html_report(input: &HtmlReport) -> String {
     let _ = writeln!(out, "<h1>{}</h1>", escape(&input.title));
     if let Some(sub) = &input.subtitle {
         let _ = writeln!(out, "<p class=\"sub\">{}</p>", escape(sub));
+    }
+    if let Some(v) = &input.verdict {
+        verdict_html(&mut out, v);
     }
     if !input.tree.is_empty() {
         out.push_str("<section>\n<h2>Topology</h2>\n");
@@ -425,6 +509,15 @@ pub fn html_report(input: &HtmlReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bottleneck_is_named_only_near_saturation() {
+        // 13% of the uplink at 4 KiB QD1: the run waits on latency, not on the link.
+        assert_eq!(bottleneck_cell("hba.uplink.up (13.0%)"), "latency-bound (busiest hba.uplink.up at 13.0%)");
+        assert_eq!(bottleneck_cell("d0.media (100.0%)"), "d0.media (100.0%)");
+        assert_eq!(bottleneck_cell("x (90.0%)"), "x (90.0%)");
+        assert_eq!(bottleneck_cell("-"), "-");
+    }
 
     #[test]
     fn escapes_markup() {

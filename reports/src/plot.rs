@@ -64,11 +64,14 @@ pub struct PlotOptions {
     pub log_x: Option<bool>,
     /// Draw each drive's MB/s (one-dimensional sweeps only). Default true.
     pub per_drive: bool,
+    /// Plot IOPS instead of MB/s (small-block sweeps): totals, drives and the bound (its
+    /// MB/s over the point's block size). Default false.
+    pub iops: bool,
 }
 
 impl Default for PlotOptions {
     fn default() -> Self {
-        PlotOptions { width: 1200, height: 800, title: None, log_x: None, per_drive: true }
+        PlotOptions { width: 1200, height: 800, title: None, log_x: None, per_drive: true, iops: false }
     }
 }
 
@@ -329,6 +332,8 @@ struct ChartData {
     axis: XAxis,
     groups: Vec<Group>,
     drives: Vec<(String, Vec<(f64, f64)>)>,
+    /// The values are IOPS, not MB/s.
+    iops: bool,
 }
 
 fn sweep_title(sweep: &Sweep, opts: &PlotOptions, what: &str) -> String {
@@ -368,21 +373,27 @@ fn chart_data(sweep: &Sweep, opts: &PlotOptions, chart: &'static str) -> Result<
             }
         };
         let g = &mut groups[gi];
+        // IOPS: a bound in MB/s over the point's block size (from its run).
+        let per_io = p.report.as_ref().map(|r| r.workload.bs.get() as f64 / 1e6);
         if let Some(b) = p.bound_mb_s.filter(|b| b.is_finite()) {
-            g.bound.push((x, b));
+            match (opts.iops, per_io) {
+                (false, _) => g.bound.push((x, b)),
+                (true, Some(m)) if m > 0.0 => g.bound.push((x, b / m)),
+                _ => {}
+            }
         }
         if let Some(r) = &p.report {
             g.points.push(PlotPoint {
                 x,
                 label: value_label(&p.value),
-                total: r.total.mb_s,
+                total: if opts.iops { r.total.iops } else { r.total.mb_s },
                 p50: r.total.lat_us.p50,
                 p99: r.total.lat_us.p99,
                 bottleneck: r.bottleneck.id.clone(),
                 partial: r.partial,
             });
             for d in &r.drives {
-                let mb_s = d.read_mb_s + d.write_mb_s;
+                let mb_s = if opts.iops { d.iops } else { d.read_mb_s + d.write_mb_s };
                 match drives.iter_mut().find(|(id, _)| *id == d.id) {
                     Some((_, pts)) => pts.push((x, mb_s)),
                     None => drives.push((d.id.clone(), vec![(x, mb_s)])),
@@ -401,7 +412,8 @@ fn chart_data(sweep: &Sweep, opts: &PlotOptions, chart: &'static str) -> Result<
     for (_, pts) in &mut drives {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    Ok(ChartData { title: sweep_title(sweep, opts, "throughput"), param, axis, groups, drives })
+    let what = if opts.iops { "IOPS" } else { "throughput" };
+    Ok(ChartData { title: sweep_title(sweep, opts, what), param, axis, groups, drives, iops: opts.iops })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -530,6 +542,21 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, legend: &Legen
     Ok(())
 }
 
+/// Whether two drives' lines show as one: the same value (within 0.5%) at every x both
+/// have (a drive's line starts where it becomes active).
+fn one_visible_line(a: &[(f64, f64)], b: &[(f64, f64)]) -> bool {
+    let mut common = 0;
+    for &(x, y) in a {
+        if let Some(&(_, z)) = b.iter().find(|p| p.0 == x) {
+            common += 1;
+            if (y - z).abs() > 0.005 * y.abs().max(z.abs()) {
+                return false;
+            }
+        }
+    }
+    common > 0
+}
+
 /// Whether two polylines are the same points (to draw a shared bound once).
 fn same_line(a: &[(f64, f64)], b: &[(f64, f64)]) -> bool {
     let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0);
@@ -598,7 +625,7 @@ fn draw_throughput<DB: DrawingBackend>(
         .max_light_lines(1)
         .y_label_formatter(&|y| format!("{y:.0}"))
         .x_desc(axis.desc.as_str())
-        .y_desc("MB/s (10^6 bytes/s)")
+        .y_desc(if d.iops { "IOPS (I/Os per second)" } else { "MB/s (10^6 bytes/s)" })
         .label_style(font(s, 18.0))
         .axis_desc_style(font(s, 20.0))
         .bold_line_style(GRID_BOLD.stroke_width(1))
@@ -611,13 +638,35 @@ fn draw_throughput<DB: DrawingBackend>(
 
     // Per-drive lines first, so the totals are drawn over them.
     let many = d.drives.len() > MAX_DRIVE_LEGEND;
-    for (i, (id, pts)) in d.drives.iter().enumerate() {
-        let colour = if many { MANY_DRIVES_GREY } else { LINE_COLOURS[i % LINE_COLOURS.len()] };
+    // Drives whose lines are the same points show as one line: one legend entry for them.
+    let mut shown: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, (_, pts)) in d.drives.iter().enumerate() {
+        if let Some(k) = shown.iter().position(|(j, _)| one_visible_line(&d.drives[*j].1, pts)) {
+            shown[k].1.push(i);
+            continue;
+        }
+        shown.push((i, vec![i]));
+        let colour = if many { MANY_DRIVES_GREY } else { LINE_COLOURS[(shown.len() - 1) % LINE_COLOURS.len()] };
         let width = if many { 1.2 } else { 2.0 };
         chart.draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(s.u(width)))).map_err(err)?;
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, s.px(3.0), colour.filled()))).map_err(err)?;
-        if !many {
-            legend.0.push((Glyph::Line { colour, width, dot: true }, format!("drive {id}")));
+    }
+    if !many {
+        for (k, (_, ids)) in shown.iter().enumerate() {
+            let colour = LINE_COLOURS[k % LINE_COLOURS.len()];
+            let id = |i: &usize| d.drives[*i].0.as_str();
+            let label = match ids.as_slice() {
+                [one] => format!("drive {}", id(one)),
+                [a, b] => format!("drives {} and {} (one line)", id(a), id(b)),
+                // A run of drives in file order: its first and last.
+                [first, .., last] if last - first + 1 == ids.len() => {
+                    format!("drives {} to {} (one line)", id(first), id(last))
+                }
+                many => {
+                    format!("{} drives on one line: {}", many.len(), many.iter().map(id).collect::<Vec<_>>().join(", "))
+                }
+            };
+            legend.0.push((Glyph::Line { colour, width: 2.0, dot: true }, label));
         }
     }
     if many {
@@ -675,6 +724,21 @@ fn draw_throughput<DB: DrawingBackend>(
             .draw_series(cut.iter().map(|&p| Circle::new(p, s.px(7.0), PARTIAL_ORANGE.stroke_width(s.u(3.0)))))
             .map_err(err)?;
         any_partial |= !cut.is_empty();
+    }
+    // The bound again over the totals, so it stays visible where a total meets it.
+    for (gi, g) in d.groups.iter().enumerate() {
+        if g.bound.is_empty() || (shared_bound && gi > 0) {
+            continue;
+        }
+        let colour = if grid && !shared_bound { LINE_COLOURS[gi % LINE_COLOURS.len()] } else { BOUND_RED };
+        chart
+            .draw_series(DashedLineSeries::new(
+                g.bound.iter().copied(),
+                s.px(12.0),
+                s.px(7.0),
+                colour.stroke_width(s.u(2.0)),
+            ))
+            .map_err(err)?;
     }
     if any_partial {
         legend.0.push((Glyph::Hollow { colour: PARTIAL_ORANGE }, "partial: interrupted run".to_string()));

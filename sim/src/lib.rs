@@ -34,6 +34,7 @@
 //! Invariants: this crate does no I/O and never reads the wall clock (a caller may pass one
 //! in [`SimOptions`] to report wall time). The same inputs and seed give the same report.
 
+pub mod advise;
 pub mod engine;
 pub mod hdd;
 pub mod points;

@@ -6,9 +6,10 @@ use std::fmt::Write;
 
 #[derive(Debug, clap::Args)]
 pub struct CatalogArgs {
-    /// A part id or alias (e.g. asm1166); omit to list all parts.
+    /// A part or board id or alias (e.g. asm1166, msi-meg-b550-unify); omit to list all parts.
     pub part: Option<String>,
-    /// Only parts of this kind: link, host, switch, controller, port_multiplier, expander, drive.
+    /// Only parts of this kind: link, host, switch, controller, port_multiplier, expander, drive,
+    /// nic, or board (the boards of catalog/boards.toml).
     #[arg(long)]
     pub kind: Option<String>,
     /// Print JSON instead of a table.
@@ -18,8 +19,19 @@ pub struct CatalogArgs {
 
 pub fn run(a: CatalogArgs, cat: &Catalog) -> CliResult {
     if let Some(id) = &a.part {
+        if cat.get(id).is_none()
+            && let Some(b) = iopath_model::board::find(id)
+        {
+            if a.json {
+                print_json(b)?;
+            } else {
+                print_text(&super::board::show(b))?;
+            }
+            return Ok(0);
+        }
         let Some(p) = cat.get(id) else {
-            let s = cat.suggest(id, None);
+            let mut s = cat.suggest(id, None);
+            s.extend(iopath_model::catalog::suggest(id, iopath_model::board::builtin().iter().map(|b| b.id.as_str())));
             return Err(CliError::usage(anyhow::anyhow!(
                 "unknown part {id:?}{}; `iopath catalog` lists them",
                 did_you_mean(&s)
@@ -55,11 +67,24 @@ pub fn run(a: CatalogArgs, cat: &Catalog) -> CliResult {
         print_text(&s)?;
         return Ok(0);
     }
+    if a.kind.as_deref() == Some("board") {
+        let boards = iopath_model::board::builtin();
+        if a.json {
+            print_json(&boards)?;
+            return Ok(0);
+        }
+        let mut s = String::from("board:\n");
+        for b in boards {
+            let _ = writeln!(s, "  {:<34} {}", b.id, b.name);
+        }
+        print_text(&s)?;
+        return Ok(0);
+    }
     let kind: Option<Kind> = match &a.kind {
         None => None,
         Some(k) => Some(serde_json::from_value(serde_json::Value::String(k.clone())).map_err(|_| {
             CliError::usage(anyhow::anyhow!(
-                "--kind {k:?}: expected link, host, switch, controller, port_multiplier, expander or drive"
+                "--kind {k:?}: expected link, host, switch, controller, port_multiplier, expander, drive, nic or board"
             ))
         })?),
     };

@@ -37,6 +37,19 @@ struct CheckJson<'a> {
     /// Network clients and their bounds (`model/src/net.rs`); absent without clients.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     clients: Vec<iopath_model::net::ClientSummary>,
+    /// The board's id and where each card and drive sits on it; absent without a board.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    board: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    placement: Vec<PlacementJson>,
+}
+
+#[derive(Serialize)]
+struct PlacementJson {
+    id: String,
+    place: iopath_model::board::Place,
+    /// The place in words, at its effective width.
+    what: String,
 }
 
 fn fmt_rate(v: f64) -> String {
@@ -62,11 +75,26 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
             bound: rows,
             pools,
             clients,
+            board: t.board.as_ref().map(|b| b.id.as_str()),
+            placement: t
+                .board
+                .iter()
+                .flat_map(|b| {
+                    t.placement.iter().map(|(ix, p)| PlacementJson {
+                        id: t.nodes[*ix].id.clone(),
+                        place: p.clone(),
+                        what: b.describe(p),
+                    })
+                })
+                .collect(),
         })?;
         return Ok(0);
     }
     let mut s = String::new();
     let _ = writeln!(s, "{}: {} ({} drives)", t.name, t.description, t.drives.len());
+    if let Some(b) = &t.board {
+        let _ = writeln!(s, "board: {} ({}; `iopath catalog {}` shows its map and rules)", b.name, b.id, b.id);
+    }
     let _ = writeln!(
         s,
         "\ntree (link to parent: raw and payload MB/s per direction, after encoding and protocol overhead)"
@@ -75,6 +103,9 @@ pub fn run(a: CheckArgs, cat: &Catalog) -> CliResult {
         let indent = "  ".repeat(n.depth);
         let port = n.port.map(|p| format!(" port {p}")).unwrap_or_default();
         let _ = write!(s, "{indent}{} [{} {}]{port}", n.id, n.kind, n.part);
+        if let (Some(b), Some((_, place))) = (&t.board, t.placement.iter().find(|(ix, _)| t.nodes[*ix].id == n.id)) {
+            let _ = write!(s, " @ {}", b.describe(place));
+        }
         if let Some(l) = &n.link {
             if l.generation == "internal" {
                 let _ = write!(s, "  internal link");

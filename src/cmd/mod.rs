@@ -1,6 +1,8 @@
 //! Subcommands, one module each, and what they share: the error type with its exit code,
 //! workload options in fio's vocabulary, and topology loading.
 
+pub mod advise;
+pub mod board;
 pub mod catalog;
 pub mod check;
 pub mod compare;
@@ -11,6 +13,7 @@ pub mod exit;
 pub mod fit;
 pub mod measure;
 pub mod output;
+pub mod plan;
 pub mod report;
 pub mod report_pool;
 pub mod schema;
@@ -43,6 +46,10 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     /// Write one self-contained HTML page: tree, bound, standard sweeps, link utilization.
     Report(report::ReportArgs),
+    /// Rank the changes that raise the answer (controllers, slots, drives, pool, NIC), each simulated.
+    Advise(advise::AdviseArgs),
+    /// Plan a build from a board or host, drives and a goal: the best controller choices.
+    Plan(plan::PlanArgs),
     /// Run a workload as real direct I/O on files or block devices.
     Measure(measure::MeasureArgs),
     /// Fit part figures to measurements (least squares); write a part file for --parts.
@@ -105,6 +112,8 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Simulate(a) => simulate::run(a, &catalog),
         Command::Sweep(a) => sweep::run(a, &catalog),
         Command::Report(a) => report::run(a, &catalog),
+        Command::Advise(a) => advise::run(a, &catalog),
+        Command::Plan(a) => plan::run(a, &catalog),
         Command::Measure(a) => measure::run(a, &catalog),
         Command::Fit(a) => fit::run(a, &catalog),
         Command::Compare(a) => compare::run(a, &catalog),

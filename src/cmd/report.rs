@@ -2,11 +2,11 @@
 //! build would print: the tree, the bound, the standard sweeps, per-link utilization at
 //! full load.
 use super::sweep::load_measured;
-use super::{CliError, CliResult, interrupt_flag, load_topology, show_progress, wall_clock};
+use super::{CliError, CliResult, WorkloadArgs, interrupt_flag, load_topology, show_progress, wall_clock};
 use iopath_model::Catalog;
 use iopath_model::paths::ResourceGraph;
 use iopath_reports::export::PAGE_SET;
-use iopath_reports::html::{BoundRow, HtmlReport, HtmlSection, TreeRow, html_report};
+use iopath_reports::html::{BoundRow, HtmlReport, HtmlSection, SuggestionRow, TreeRow, Verdict, html_report};
 use iopath_reports::plot::{MeasuredSeries, PlotOptions, sweep_svg_string};
 use iopath_reports::tree::{bound_table, tree};
 use iopath_sim::{Axis, SimOptions};
@@ -26,16 +26,14 @@ pub struct ReportArgs {
     /// Measured or published points to overlay on the sequential-read chart (CSV x,mb_s[,label] or iopath JSON).
     #[arg(long, value_name = "FILE")]
     pub measured: Vec<PathBuf>,
-    /// A pool of the topology: the page adds the chain from the client (--client) to the
-    /// pool's drives for sequential reads and writes.
-    #[arg(long, value_name = "ID")]
-    pub pool: Option<String>,
-    /// A client of the topology reading and writing --pool over the network.
-    #[arg(long, value_name = "ID")]
-    pub client: Option<String>,
-    /// Simulated seconds per point.
-    #[arg(long, default_value = "1s")]
-    pub runtime: String,
+    /// The workload of the verdict and the utilization section (default: 1 MiB sequential
+    /// reads at QD 8 on every drive); its --runtime is the simulated time of every point
+    /// (default 1s).
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Suggestions from `iopath advise` shown under the verdict.
+    #[arg(long, default_value_t = 3)]
+    pub suggestions: usize,
     /// No progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -44,8 +42,15 @@ pub struct ReportArgs {
 pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
     super::output::check_dir("--out", &a.out, PAGE_SET)?;
     let t = load_topology(&a.topology, cat, &a.set)?;
-    super::report_pool::check(&t, a.pool.as_deref(), a.client.as_deref())?;
-    iopath_model::units::parse_duration(&a.runtime).map_err(|e| CliError::usage(anyhow::anyhow!("--runtime: {e}")))?;
+    super::report_pool::check(&t, a.workload.pool.as_deref(), a.workload.client.as_deref())?;
+    let runtime = a.workload.runtime.clone().unwrap_or_else(|| "1s".to_string());
+    iopath_model::units::parse_duration(&runtime).map_err(|e| CliError::usage(anyhow::anyhow!("--runtime: {e}")))?;
+    let user = a.workload.spec(&t)?;
+    let chosen = user != iopath_model::WorkloadSpec { runtime: user.runtime.clone(), ..Default::default() };
+    let mut full_spec = if chosen { user } else { iopath_reports::page::full_load(&runtime) };
+    full_spec.runtime.get_or_insert_with(|| runtime.clone());
+    let full_w = super::resolve_workload(&full_spec)?;
+    super::check_targets(&t, &full_spec, &full_w)?;
     let mut measured: Vec<MeasuredSeries> = Vec::new();
     for m in &a.measured {
         measured.extend(load_measured(m)?);
@@ -76,9 +81,7 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
         })
         .collect();
     let n = t.drives.len();
-    let plan = iopath_reports::page::standard_sweeps(&t, &a.runtime);
-    let full_w =
-        iopath_reports::page::full_load(&a.runtime).resolve().map_err(|e| CliError::usage(anyhow::anyhow!("{e:?}")))?;
+    let plan = iopath_reports::page::standard_sweeps(&t, &runtime);
     if let Ok(p) = super::estimate::pilot(&t, &full_w) {
         let (sim_s, per_s) = p.rate();
         let runs = iopath_reports::page::full_load_runs(n);
@@ -103,14 +106,23 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
         let sweep = iopath_sim::sweep(&t, &s.workload, std::slice::from_ref(&axis), 1, &opts, &tick);
         partial |= sweep.partial;
         let m: &[MeasuredSeries] = if s.overlay_measured { &measured } else { &[] };
-        let svg = sweep_svg_string(&sweep, m, &PlotOptions { width: 900, height: 520, ..Default::default() }).ok();
-        sections.push(HtmlSection::for_sweep(s.title, &sweep, svg));
+        let svg =
+            sweep_svg_string(&sweep, m, &PlotOptions { width: 900, height: 520, iops: s.iops, ..Default::default() })
+                .ok();
+        let mut section = HtmlSection::for_sweep(s.title, &sweep, svg);
+        if let (Some(note), Some(text)) = (&s.note, section.text.as_mut()) {
+            text.push(' ');
+            text.push_str(note);
+        }
+        sections.push(section);
     }
-    let (pool, cut) = super::report_pool::section(&t, a.pool.as_deref(), a.client.as_deref(), &a.runtime, &opts)?;
+    let (pool, cut) =
+        super::report_pool::section(&t, a.workload.pool.as_deref(), a.workload.client.as_deref(), &runtime, &opts)?;
     sections.extend(pool);
     partial |= cut;
     let full = iopath_sim::simulate(&t, &full_w, &opts).map_err(super::simulate::sim_error)?;
     partial |= full.partial;
+    let verdict = verdict(&t, &full_spec, &full_w, &full, a.suggestions, &opts);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -123,6 +135,7 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
         }),
         tree: tree_rows,
         bounds,
+        verdict: Some(verdict),
         sections,
         full_load: Some(full.clone()),
         footer: vec![
@@ -138,4 +151,52 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
         eprintln!("wrote {}", written[0].display());
     }
     Ok(if partial { super::exit::INTERRUPTED } else { 0 })
+}
+
+/// The page's verdict: the sentence on the chosen workload's run, and the best changes
+/// `advise` finds for it (each simulated with the same workload).
+fn verdict(
+    t: &iopath_model::Topology,
+    spec: &iopath_model::WorkloadSpec,
+    w: &iopath_model::Workload,
+    full: &iopath_model::report::Report,
+    top: usize,
+    opts: &SimOptions,
+) -> Verdict {
+    use iopath_sim::advise::{AdviseOptions, Goal, advise};
+    let drives = iopath_sim::target_drives(t, w).unwrap_or_default();
+    let alone = iopath_reports::page::drives_alone_mb_s(t, w, &drives);
+    let sentence = iopath_reports::page::verdict_sentence(full, alone);
+    if top == 0 {
+        return Verdict { sentence, note: None, suggestions: Vec::new() };
+    }
+    match advise(t, &Goal::Answer, spec, &AdviseOptions { max_simulated: 24, prices: None }, opts) {
+        Ok(a) => {
+            let unit = a.unit;
+            let v = |x: f64| if unit == "h" { format!("{x:.2} h") } else { format!("{x:.1} {unit}") };
+            let suggestions = a
+                .suggestions
+                .iter()
+                .take(top)
+                .map(|s| SuggestionRow {
+                    change: s.change.clone(),
+                    result: format!("{} -> {}", v(a.value), v(s.value)),
+                    gain: if unit == "h" {
+                        format!("{:.2} h faster ({:+.1}%)", s.gain, -s.gain_pct)
+                    } else {
+                        format!("+{} ({:+.1}%)", v(s.gain), s.gain_pct)
+                    },
+                    then_binds: format!("{} ({:.0}%)", s.bottleneck.id, 100.0 * s.bottleneck.util),
+                    cost: s.cost.clone(),
+                })
+                .collect();
+            let note = Some(format!(
+                "Changes from iopath advise with the same workload: {} considered, {} refused by the loader, {} \
+                 pruned by the closed-form bound, {} simulated; `iopath advise {}` lists them all.",
+                a.considered, a.invalid, a.pruned, a.simulated, t.file
+            ));
+            Verdict { sentence, note, suggestions }
+        }
+        Err(e) => Verdict { sentence, note: Some(format!("No suggestions: {e}")), suggestions: Vec::new() },
+    }
 }

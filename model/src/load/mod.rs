@@ -3,6 +3,8 @@
 //! problem is reported at once and in the same order as the file:
 //!
 //! 1. [`parts`]: the file's `[[part]]` tables join the catalog;
+//!    [`boards`]: a board's chipset, onboard devices, slots and ports become nodes and links,
+//!    its sharing rules applied (conflicts reported at the place as written);
 //! 2. [`nodes`]: host, nodes and drives (`count` expanded), ids, part names, ports as numbers;
 //! 3. [`params::command_line`]: `--set`/`--vary` overrides become params of their nodes;
 //!    [`workloads`]: the `[workload.NAME]` tables (reported after the tree's problems);
@@ -17,6 +19,7 @@
 //!     the workloads (pool ids, failed members the layout survives).
 
 pub(crate) mod attach;
+pub(crate) mod boards;
 pub(crate) mod clients;
 pub(crate) mod diagnostics;
 pub(crate) mod links;

@@ -14,10 +14,11 @@ use toml::Spanned;
 /// Collects the nodes of the file in file order, the host first, reporting bad ids, counts,
 /// ports and part names.
 pub(crate) fn collect(sink: &mut Sink, cat: &Catalog, raw: &RawTopology) -> Draft {
-    let host_raw = raw
-        .host
-        .clone()
-        .unwrap_or(RawHost { part: Spanned::new(0..0, "generic-host".to_string()), params: BTreeMap::new() });
+    let host_raw = raw.host.clone().unwrap_or(RawHost {
+        part: Spanned::new(0..0, "generic-host".to_string()),
+        board: None,
+        params: BTreeMap::new(),
+    });
     let mut d = Draft {
         nodes: Vec::new(),
         params_of: Vec::new(),

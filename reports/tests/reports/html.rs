@@ -1,6 +1,7 @@
 //! The HTML page.
 
 use crate::fixtures;
+use iopath_reports::html::{SuggestionRow, Verdict};
 use iopath_reports::{
     BoundRow, HtmlReport, HtmlSection, HtmlTable, PlotOptions, TreeRow, html_report, sweep_svg_string,
 };
@@ -53,6 +54,17 @@ fn page(with_svg: bool) -> HtmlReport {
                 mixed_binding: "hba.up".into(),
             },
         ],
+        verdict: Some(Verdict {
+            sentence: "With read bs=1m iodepth=8, t gives 1790 MB/s; hba.up binds at 99% <x>.".into(),
+            note: Some("2 considered".into()),
+            suggestions: vec![SuggestionRow {
+                change: "replace hba".into(),
+                result: "1790.4 -> 3000.0 MB/s".into(),
+                gain: "+1209.6 MB/s (+67.6%)".into(),
+                then_binds: "D0.media (100%)".into(),
+                cost: "the same slot".into(),
+            }],
+        }),
         sections: vec![
             HtmlSection::for_sweep("Read throughput by active drives", &sweep, svg),
             HtmlSection {
@@ -101,6 +113,13 @@ fn page_shows_tree_bounds_sections_and_utilization() {
     assert!(html.contains("<tr class=\"hot\"><td>hba.up</td><td>pcie3x2</td>"));
     assert!(html.contains("width:98.7%"));
     assert!(html.contains("warning: high variance"));
+    // The verdict leads, escaped, with its suggestion's row.
+    let v = html.find("<h2>Verdict</h2>").unwrap();
+    assert!(v < html.find("<h2>Topology</h2>").unwrap());
+    assert!(html.contains(
+        "<p class=\"answer\">With read bs=1m iodepth=8, t gives 1790 MB/s; hba.up binds at 99% &lt;x&gt;.</p>"
+    ));
+    assert!(html.contains("<td>replace hba</td>"));
 }
 
 #[test]

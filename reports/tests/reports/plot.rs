@@ -84,8 +84,11 @@ fn svg_has_title_dashed_bound_bottleneck_and_measured_legend() {
     // The bottleneck is named where it changes: D0 at 1 drive, hba.up from 4.
     assert!(has_text(&svg, "D0") && has_text(&svg, "hba.up"));
     assert!(has_text(&svg, "measured on the bench") && has_text(&svg, "published"));
-    // Per-drive lines are in the legend; the x axis is numeric with ticks 1..6.
-    assert!(has_text(&svg, "drive D4"));
+    // Per-drive lines are in the legend, drives on one visible line in one entry (the
+    // fixture's drives D0..D4 share bound x 0.98 / n at each count; its sixth point failed,
+    // so there is no D5); the x axis is numeric with ticks 1..6.
+    assert!(has_text(&svg, "drives D0 to D4 (one line)"), "{svg}");
+    assert!(!has_text(&svg, "drive D4"));
     assert!(svg.contains("active (active drives)"));
 }
 

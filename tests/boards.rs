@@ -1,0 +1,184 @@
+//! Topologies on boards (model/src/board.rs, model/src/load/boards.rs): a board expands into
+//! the same tree a user would write by hand, its sharing rules narrow and disable places, and
+//! the API `advise` uses (free places, moving a card) sees the rules.
+
+use iopath_model::board::{Place, find};
+use iopath_model::bound::{Mix, bound};
+use iopath_model::paths::ResourceGraph;
+use iopath_model::{Catalog, Topology};
+
+fn load(text: &str) -> Topology {
+    Topology::parse("t.toml", text, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn bound_of(t: &Topology, ids: &[&str], mix: Mix) -> iopath_model::bound::BoundRow {
+    let g = ResourceGraph::new(t);
+    let drives: Vec<usize> = ids.iter().map(|id| t.node(id).unwrap_or_else(|| panic!("no {id}"))).collect();
+    bound(t, &g, &drives, mix, 1 << 20, false)
+}
+
+/// An MSI MEG B550 UNIFY with everything behind its chipset busy: four SATA SSDs on the
+/// B550's own ports, a 970 EVO Plus in M2_2 (PCIe 3.0 x2) and one in M2_4 (PCIe 3.0 x4).
+const UNIFY: &str = r#"
+[host]
+board = "msi-meg-b550-unify"
+[[drive]]
+id = "s"
+count = 4
+part = "samsung-870evo-1tb"
+port = "SATA1"
+[[drive]]
+id = "a"
+part = "samsung-970evoplus-1tb"
+m2 = "M2_2"
+[[drive]]
+id = "b"
+part = "samsung-970evoplus-1tb"
+m2 = "M2_4"
+"#;
+
+/// The same build written as a tree: what the board stands for.
+const UNIFY_BY_HAND: &str = r#"
+[host]
+part = "amd-am4"
+[[node]]
+id = "chipset"
+part = "amd-b550"
+parent = "host"
+[[node]]
+id = "sata"
+part = "amd-chipset-sata"
+parent = "chipset"
+params = { ports = 6 }
+[[drive]]
+id = "s"
+count = 4
+part = "samsung-870evo-1tb"
+parent = "sata"
+port = 0
+[[drive]]
+id = "a"
+part = "samsung-970evoplus-1tb"
+parent = "chipset"
+link = "pcie3x2"
+[[drive]]
+id = "b"
+part = "samsung-970evoplus-1tb"
+parent = "chipset"
+link = "pcie3x4"
+"#;
+
+#[test]
+fn a_board_gives_the_bound_of_the_tree_it_stands_for_and_its_chipset_uplink_binds() {
+    let on_board = load(UNIFY);
+    let by_hand = load(UNIFY_BY_HAND);
+    let all = ["s0", "s1", "s2", "s3", "a", "b"];
+    for mix in [Mix::Read, Mix::Write, Mix::Mixed] {
+        let (x, y) = (bound_of(&on_board, &all, mix), bound_of(&by_hand, &all, mix));
+        assert_eq!((x.total_mb_s, &x.binding), (y.total_mb_s, &y.binding), "{mix:?}");
+    }
+    // The drives could move 4 x 560 + 2 x 3,500 = 9,240 MB/s of reads (data sheets), far above
+    // the B550's uplink: PCIe 3.0 x4 = 4 lanes x 8 GT/s x 128/130 / 8 = 3,938.5 MB/s each way
+    // before TLP overhead. So the uplink binds, below its raw rate; TLP headers (about 24 bytes
+    // per 256-byte payload) take it to about 90% of that.
+    let r = bound_of(&on_board, &all, Mix::Read);
+    assert!(r.binding.starts_with("chipset"), "{r:?}");
+    assert!(r.total_mb_s < 3938.5 && r.total_mb_s > 0.85 * 3938.5, "{r:?}");
+    // The sockets train at their wiring: M2_2 at x2, M2_4 at x4, both PCIe 3.0.
+    let link = |id: &str| on_board.nodes[on_board.node(id).unwrap()].link;
+    assert_eq!((link("a").generation, link("a").lanes, link("b").lanes), (3, 2, 4));
+    assert_eq!(on_board.nodes[on_board.nodes[on_board.node("a").unwrap()].parent.unwrap()].id, "chipset");
+}
+
+#[test]
+fn a_slot_shared_with_another_runs_at_the_width_the_manual_gives() {
+    // Gigabyte X570 AORUS XTREME: 'The PCIEX8 slot shares bandwidth with the PCIEX16 slot ...
+    // the PCIEX16 slot operates at up to x8 mode'. A PEX8747 switch card has an x16 uplink.
+    let text = |second: &str| {
+        format!(
+            "[host]\nboard = \"gigabyte-x570-aorus-xtreme\"\n[[node]]\nid = \"sw\"\npart = \"broadcom-pex8747\"\nslot = \"PCIEX16\"\n{second}[[drive]]\nid = \"n\"\npart = \"samsung-970evoplus-1tb\"\nparent = \"sw\"\n"
+        )
+    };
+    let alone = load(&text(""));
+    let sw = |t: &Topology| t.nodes[t.node("sw").unwrap()].link;
+    assert_eq!((sw(&alone).generation, sw(&alone).lanes), (3, 16), "the PEX8747 is a Gen3 x16 card");
+    let shared = load(&text("[[node]]\nid = \"hba\"\npart = \"lsi-sas3008\"\nslot = \"PCIEX8\"\n"));
+    assert_eq!(sw(&shared).lanes, 8, "PCIEX16 drops to x8 with PCIEX8 in use");
+    assert_eq!(shared.board.as_ref().unwrap().slot("PCIEX16").unwrap().electrical_lanes, 8);
+    assert_eq!(shared.slot_lanes("PCIEX16"), Some(8));
+    assert_eq!(alone.slot_lanes("PCIEX16"), Some(16));
+    // The second slot's own width: 8, from the CPU.
+    let hba = shared.nodes[shared.node("hba").unwrap()].clone();
+    assert_eq!((hba.link.lanes, shared.nodes[hba.parent.unwrap()].id.as_str()), (8, "host"));
+}
+
+/// The config of the README: a JMB585 in PCI_E4, disks on it and on the B550's SATA1..4, NVMe
+/// SSDs in M2_1 and M2_3.
+fn readme_board() -> Topology {
+    Topology::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/board-b550-unify-jmb585-8hdd.toml"),
+        &Catalog::builtin(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn free_places_leave_out_what_is_used_and_what_the_rules_disable() {
+    let t = readme_board();
+    // Used: PCI_E4, M2_1, M2_3, SATA1..4. The NVMe SSD in M2_3 disables SATA5 and SATA6
+    // (rule m2_3-pcie-sata56) and, in Chipset mode, PCI_E2 and PCI_E3 (m2_3-x1-slots).
+    let free = t.free_places();
+    assert_eq!(free, [Place::Slot("PCI_E1".into()), Place::M2("M2_2".into()), Place::M2("M2_4".into())]);
+    assert!(t.occupied(&Place::Sata("SATA4".into())) && !t.occupied(&Place::Sata("SATA5".into())));
+}
+
+#[test]
+fn a_moved_card_loads_on_its_new_place_and_a_move_that_breaks_a_rule_names_it() {
+    let t = readme_board();
+    // To the CPU's x16 slot: the JMB585 then hangs on the host, still at its own x2.
+    let moved = t.with_raw(t.with_card_moved("hba", &Place::Slot("PCI_E1".into())).unwrap()).unwrap();
+    let hba = &moved.nodes[moved.node("hba").unwrap()];
+    assert_eq!((moved.nodes[hba.parent.unwrap()].id.as_str(), hba.link.lanes), ("host", 2));
+    assert!(moved.free_places().contains(&Place::Slot("PCI_E4".into())));
+    // The boot SSD to M2_4 disables PCI_E4, where the card is: the reload says which rule.
+    let e = t.with_raw(t.with_card_moved("boot", &Place::M2("M2_4".into())).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("rule m2_4-pci_e4"), "{e}");
+    // A card cannot go to a SATA port, nor to a place the board lacks.
+    assert!(t.with_card_moved("hba", &Place::Sata("SATA5".into())).is_err());
+    let e = t.with_card_moved("hba", &Place::Slot("PCI_E9".into())).unwrap_err();
+    assert!(e.message.contains("has no slot PCI_E9"), "{e}");
+}
+
+#[test]
+fn every_sharing_rule_of_every_board_turns_a_populated_place_into_a_conflict() {
+    // For each rule that disables places: put a device on every `when` place (of the rule's
+    // mode) and one on the first disabled place, and expect the rule's id in the error.
+    for b in iopath_model::board::builtin() {
+        for r in b.rules.iter().filter(|r| !r.disables.is_empty()) {
+            let mut text = format!("[host]\nboard = \"{}\"\n", b.id);
+            let mut used = Vec::new();
+            for (i, w) in r.when.iter().chain(r.disables.first()).enumerate() {
+                text.push_str(&device_on(b, w, r.mode.filter(|_| i < r.when.len()), i));
+                used.push(w.clone());
+            }
+            text.push_str("[[drive]]\nid = \"any\"\npart = \"wd-red-plus-4tb\"\nparent = \"host_hba\"\nport = 0\n[[node]]\nid = \"host_hba\"\npart = \"lsi-sas3008\"\nparent = \"host\"\n");
+            let e = Topology::parse("t.toml", &text, &Catalog::builtin()).err();
+            let e = e.unwrap_or_else(|| panic!("{} rule {} did not fire:\n{text}", b.id, r.id)).to_string();
+            assert!(e.contains(&format!("rule {}", r.id)) && e.contains(&r.source[..20]), "{e}\n{text}");
+        }
+    }
+    assert!(find("msi-meg-b550-unify").is_some_and(|b| b.rules.len() >= 4));
+}
+
+/// A `[[node]]` or `[[drive]]` that populates place `name` (with a device of `mode`).
+fn device_on(b: &iopath_model::board::Board, name: &str, mode: Option<iopath_model::board::Mode>, i: usize) -> String {
+    use iopath_model::board::Mode;
+    match b.place(name).unwrap() {
+        Place::Slot(s) => format!("[[node]]\nid = \"c{i}\"\npart = \"asm1061\"\nslot = \"{s}\"\n"),
+        Place::M2(m) => {
+            let part = if mode == Some(Mode::Sata) { "samsung-870evo-1tb" } else { "samsung-970evoplus-1tb" };
+            format!("[[drive]]\nid = \"m{i}\"\npart = \"{part}\"\nm2 = \"{m}\"\n")
+        }
+        Place::Sata(p) => format!("[[drive]]\nid = \"p{i}\"\npart = \"wd-red-plus-4tb\"\nport = \"{p}\"\n"),
+    }
+}
