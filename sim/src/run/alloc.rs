@@ -29,6 +29,14 @@ impl Sim {
                 return false;
             }
         }
+        self.admit(c, k, rate, now);
+        true
+    }
+
+    /// A class joins its component at `rate` without a solve: its load is added to every
+    /// resource it crosses and its transfer timer is set. Shared by `try_join` and the
+    /// groups' `join_beside_groups`.
+    pub(super) fn admit(&mut self, c: usize, k: usize, rate: f64, now: SimTime) {
         self.integrate(k, now);
         for cost in &self.classes[c].costs {
             self.alloc.load[cost.resource] += rate * cost.s_per_byte;
@@ -42,7 +50,6 @@ impl Sim {
         cl.version += 1;
         let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
         self.sched.set_timer(c, now + transfer_time(rem, rate));
-        true
     }
 
     /// A class stops moving data. If no resource it used is both full and used by another

@@ -452,19 +452,7 @@ impl Sim {
                 return false;
             }
         }
-        self.integrate(k, now);
-        for cost in &self.classes[c].costs {
-            self.alloc.load[cost.resource] += rate * cost.s_per_byte;
-            if !self.alloc.is_loaded[cost.resource] {
-                self.alloc.is_loaded[cost.resource] = true;
-                self.alloc.comps[k].loaded.push(cost.resource);
-            }
-        }
-        let cl = &mut self.classes[c];
-        cl.rate = rate;
-        cl.version += 1;
-        let rem = cl.fifo.front().map(|h| h.1).unwrap_or(0.0);
-        self.sched.set_timer(c, now + transfer_time(rem, rate));
+        self.admit(c, k, rate, now);
         true
     }
 
