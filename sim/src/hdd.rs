@@ -145,14 +145,30 @@ impl ReadAhead {
     /// when its last byte is in the drive's buffer [ns].
     pub fn request(&mut self, g: &HddGeometry, offset: f64, len: f64, t: f64) -> f64 {
         // Re-anchor at the present position (the media may have stalled against the cache).
+        // A pause for writes ([`ReadAhead::pause`]) holds it until its end.
         let p = self.pos(t, g.cache_bytes);
         self.origin = p;
-        self.origin_t = t;
+        self.origin_t = self.origin_t.max(t);
         self.rate = g.rate_at(p);
         let end = offset + len;
         self.asked = self.asked.max(end);
         self.next = self.next.max(end);
-        if end <= p { t } else { t + (end - p) / self.rate * 1e9 }
+        if end <= p { t } else { self.origin_t + (end - p) / self.rate * 1e9 }
+    }
+
+    /// The media is busy writing from `t` for `ns` (a write-back stream's data going to the
+    /// platters): the read-ahead stands still meanwhile, as the write-back does for reads
+    /// ([`WriteBack::pause`]), so reads and writes sharing the disk share its media time. A
+    /// stream already a cache ahead of the requests was idle anyway and loses nothing.
+    pub fn pause(&mut self, g: &HddGeometry, t: f64, ns: f64) {
+        if !self.active {
+            return;
+        }
+        let p = self.pos(t, g.cache_bytes);
+        if p < self.asked + g.cache_bytes {
+            self.origin = p;
+            self.origin_t = self.origin_t.max(t) + ns;
+        }
     }
 
     /// Whether a read at `offset`, arriving at time `t`, is served by this stream: at or after

@@ -66,7 +66,9 @@ impl Sim {
         h.last_write_end = offset + len;
         if h.wb.hits(&h.geo, offset) {
             let ack = h.wb.accept(&h.geo, offset, len, now);
-            h.busy_ns += len / (h.geo.rate_at(offset) * h.geo.write_eff) * 1e9;
+            let media = len / (h.geo.rate_at(offset) * h.geo.write_eff) * 1e9;
+            h.ra.pause(&h.geo, now, media);
+            h.busy_ns += media;
             self.sched.at(ceil_time(ack) + half, Ev::DriveDone { io });
         } else if h.write_cache && !continues {
             h.wait_room.push_back(io);
@@ -116,7 +118,9 @@ impl Sim {
             } else if !is_read && h.wb.hits(&h.geo, x.offset) {
                 h.queue.remove(k);
                 let ack = h.wb.accept(&h.geo, x.offset, x.len, now);
-                h.busy_ns += x.len / (h.geo.rate_at(x.offset) * h.geo.write_eff) * 1e9;
+                let media = x.len / (h.geo.rate_at(x.offset) * h.geo.write_eff) * 1e9;
+                h.ra.pause(&h.geo, now, media);
+                h.busy_ns += media;
                 self.sched.at(ceil_time(ack) + half, Ev::DriveDone { io });
             } else {
                 k += 1;
@@ -131,7 +135,9 @@ impl Sim {
                 h.dirty.remove(k);
                 h.dirty_bytes = (h.dirty_bytes - len).max(0.0);
                 h.wb.accept(&h.geo, offset, len, now);
-                h.busy_ns += len / (h.geo.rate_at(offset) * h.geo.write_eff) * 1e9;
+                let media = len / (h.geo.rate_at(offset) * h.geo.write_eff) * 1e9;
+                h.ra.pause(&h.geo, now, media);
+                h.busy_ns += media;
             } else {
                 k += 1;
             }
