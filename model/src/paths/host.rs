@@ -137,6 +137,27 @@ impl ResourceGraph {
         let s_per_byte = h.cpu_per_io_us * 1e-6 / (f64::from(jobs.max(1)) * bs.max(1) as f64);
         (s_per_byte * most >= 1.0).then_some(Cost { resource, s_per_byte })
     }
+
+    /// What a pool's jobs cost their cores per member byte: each of the `jobs` (`numjobs`)
+    /// submits and completes its logical I/Os of `bs` bytes on its own core
+    /// (`cpu_per_io_us` each, as a per-drive job does), and a member byte of this direction
+    /// carries `logical_per_member` logical bytes. One resource stands for the pool's job
+    /// cores, the first member's (`host.cpu.FIRST`); `None` where I/O costs no CPU time or
+    /// where every member's link at its raw rate could not keep those cores busy.
+    pub fn pool_job_cpu_cost(
+        &self,
+        t: &Topology,
+        members: &[usize],
+        bs: u64,
+        jobs: u32,
+        logical_per_member: f64,
+    ) -> Option<Cost> {
+        let (resource, _) = self.host.jobs.get(*members.first()?).copied().flatten()?;
+        let most: f64 = members.iter().filter_map(|&d| self.host.jobs.get(d).copied().flatten()).map(|(_, m)| m).sum();
+        let h = t.host_figures();
+        let s_per_byte = h.cpu_per_io_us * 1e-6 / (f64::from(jobs.max(1)) * bs.max(1) as f64) * logical_per_member;
+        (s_per_byte > 0.0 && s_per_byte * most >= 1.0).then_some(Cost { resource, s_per_byte })
+    }
 }
 
 #[cfg(test)]
