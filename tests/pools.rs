@@ -149,6 +149,77 @@ fn raidz2_of_eight_hdds_writes_at_the_data_share_of_the_members() {
     within("raidz2 of 8 HDDs sequential write, logical MB/s", p.mb_s, 8.0 * 175.0 * 32.0 / 45.0, 0.04);
 }
 
+/// md RAID 6 of eight WD Red Plus (175 MB/s outer zone), chunk 512 KiB: 1 MiB sequential
+/// writes at QD 8. A row is 6 x 512 KiB = 3 MiB of data, touched by 3 writes that are in
+/// flight together, and its 128 stripe heads fit md's 256: the stripe cache gathers every
+/// row into a full-stripe write (no reads), 8/6 member bytes per logical byte, each member
+/// writing at its media rate: 8 x 175 x 6/8 = 6 x 175 = 1,050 MB/s. At QD 1 every write is
+/// a reconstruct-write of a third of a row on its own (4 chunks read, 4 written per 1 MiB):
+/// far slower, and the members read.
+#[test]
+fn raid6_sequential_1m_writes_at_qd8_gather_into_full_stripes() {
+    let t = on_hba("wd-red-plus-4tb", 8, "layout = \"raid6\"\nchunk = \"512k\"");
+    // Ramp: a 128 MiB write cache fills at (560 - 175) MB/s in 0.35 s.
+    let r = run(&t, spec("write", "1m", 8, "0.5s", "0.5s"));
+    let p = pool(&r);
+    within("raid6 of 8 HDDs, 1 MiB writes QD 8: member bytes per logical byte", p.overhead, 8.0 / 6.0, 0.01);
+    assert_eq!(p.member_read_bytes, 0, "full stripes read nothing");
+    within("raid6 of 8 HDDs, 1 MiB writes QD 8, logical MB/s", p.mb_s, 6.0 * 175.0, 0.04);
+    let r = run(&t, spec("write", "1m", 1, "0.5s", "0.5s"));
+    let p = pool(&r);
+    assert!(p.member_read_bytes > 0, "QD 1: each write reads before it writes");
+    assert!(p.mb_s < 0.6 * 6.0 * 175.0, "QD 1: {} MB/s", p.mb_s);
+}
+
+/// A ZFS mirror of two WD Red Plus (175 MB/s outer zone) read by one sequential job:
+/// `vdev_mirror_load` sends each read to the side whose queue plus seek increment is lowest,
+/// so the stream moves between the sides in runs, and each disk must pass over (turn past,
+/// or seek beyond) what the other side read: the pair delivers more than one disk's 175 MB/s
+/// and less than both disks' 350. The closed-form bound, which has no head, keeps the upper
+/// end, 2 x 175, and the simulation stays under it. Two jobs read two streams, one per side:
+/// 2 x 175 MB/s (at the outer zone).
+#[test]
+fn a_zfs_mirror_of_disks_shares_one_stream_between_one_and_two_disks() {
+    let t = on_hba("wd-red-plus-4tb", 2, r#"layout = "zfs-mirror""#);
+    let one = spec("read", "1m", 8, "50ms", "0.5s");
+    let w = one.clone().resolve().expect("workload");
+    let g = iopath_model::paths::ResourceGraph::new(&t);
+    let b = iopath_model::pool::bound::pool_bound(&t, &g, t.pool("tank").unwrap(), &w, &[]);
+    within("zfs mirror of 2 HDDs, one job, bound MB/s", b.logical_mb_s, 2.0 * 175.0, 0.03);
+    let r = run(&t, one);
+    let mb_s = pool(&r).mb_s;
+    println!("zfs mirror of 2 HDDs, one job: {mb_s:.1} MB/s");
+    assert!(mb_s > 1.1 * 175.0 && mb_s <= b.logical_mb_s * 1.01, "{mb_s} MB/s");
+    // The second job starts half-way through its region: over 1% of the pool both streams
+    // stay in the outer zone.
+    let two = WorkloadSpec { numjobs: Some(2), region: Some("1%".into()), ..spec("read", "1m", 8, "50ms", "0.5s") };
+    let r = run(&t, two);
+    within("zfs mirror of 2 HDDs, two jobs, logical MB/s", pool(&r).mb_s, 2.0 * 175.0, 0.04);
+}
+
+/// md RAID 0 of four Samsung 990 PRO (1.4M random 4 KiB read IOPS each by datasheet) on
+/// their own PCIe 4.0 x4 root ports of the generic host (8 cores, 1.64 us of CPU per I/O:
+/// 608K IOPS per core, Axboe's io_uring paper). One fio job submits and completes every
+/// logical I/O on its one core: at most 1 / 1.64 us = 609.8K logical IOPS, however fast the
+/// members; the member I/Os' own host CPU (8 cores, 4.9M IOPS) is far from binding. Two
+/// jobs double it: 1.22M.
+#[test]
+fn a_pool_jobs_cores_bound_small_random_reads() {
+    let mut text = String::from("[host]\npart = \"generic-host\"\n");
+    for i in 0..4 {
+        text.push_str(&format!(
+            "[[drive]]\nid = \"n{i}\"\npart = \"samsung-990pro-2tb\"\nparent = \"host\"\nlink = \"pcie4x4\"\n"
+        ));
+    }
+    text.push_str("[[pool]]\nid = \"tank\"\nlayout = \"stripe\"\nmembers = [\"n0\", \"n1\", \"n2\", \"n3\"]\n");
+    let t = topology(&text);
+    let r = run(&t, spec("randread", "4k", 128, "20ms", "0.2s"));
+    within("stripe of 4 990 PRO, one job, logical IOPS", pool(&r).iops, 1e6 / 1.64, 0.03);
+    assert_eq!(r.bottleneck.id, "host.cpu.n0", "the job's core binds");
+    let r = run(&t, WorkloadSpec { numjobs: Some(2), ..spec("randread", "4k", 128, "20ms", "0.2s") });
+    within("stripe of 4 990 PRO, two jobs, logical IOPS", pool(&r).iops, 2.0 * 1e6 / 1.64, 0.03);
+}
+
 /// md RAID 6 of eight WD Red Plus, 4 KiB random writes: each is a read-modify-write of one
 /// data chunk's page and of P and Q (3 reads), then 3 writes: 6 member I/Os per logical
 /// write, so the pool's IOPS are the members' total over 6.
@@ -352,10 +423,10 @@ fn parity_on_a_slow_cpu_binds_a_raid5_of_nvme_drives() {
 /// writes data and parity: one streaming I/O per disk per write, so sequential writes go
 /// at one disk's media rate, 175 MB/s (no disk does two).
 ///
-/// Not asserted: sequential read-modify-write on one disk. It should be at most half a
-/// disk's rate (data and parity disks each read and write every byte), but the HDD model
-/// runs a read-ahead stream and a write-back stream over the same region without charging
-/// the read-ahead for the write-back's media time (hdd.rs), and predicts ~109 MB/s.
+/// Sequential read-modify-write fills the first data disk: it and the parity disk each read
+/// and then write every byte at the same place, so each moves two bytes of media per logical
+/// byte: at most 175 / 2 = 87.5 MB/s (the read-ahead and the write-back share the disk's
+/// media time).
 #[test]
 fn unraid_writes_are_bound_by_parity_in_rmw_and_by_the_disks_in_turbo() {
     let rmw = on_hba("wd-red-plus-4tb", 4, "layout = \"unraid\"\nparity = 1\nwrite_mode = \"rmw\"");
@@ -369,4 +440,9 @@ fn unraid_writes_are_bound_by_parity_in_rmw_and_by_the_disks_in_turbo() {
     let turbo = on_hba("wd-red-plus-4tb", 4, "layout = \"unraid\"\nparity = 1\nwrite_mode = \"turbo\"");
     let r = run(&turbo, spec("write", "1m", 4, "0.5s", "1s"));
     within("unraid turbo write, logical MB/s", pool(&r).mb_s, 175.0, 0.05);
+    let r = run(&rmw, spec("write", "1m", 4, "0.5s", "1s"));
+    let mb_s = pool(&r).mb_s;
+    println!("unraid sequential rmw write: {mb_s:.1} MB/s");
+    assert!(mb_s <= 87.5 * 1.01, "one disk reads and writes every byte: {mb_s} MB/s");
+    within("unraid sequential rmw write, logical MB/s", mb_s, 87.5, 0.10);
 }

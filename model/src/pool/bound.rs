@@ -146,7 +146,11 @@ pub fn demand(pool: &Pool, w: &Workload, failed: &[NodeIx]) -> Demand {
         let jobs = w.numjobs.max(1);
         // md raid1/raid10 `read_balance` keeps a sequential stream on the disk whose head is
         // there: one sequential job reads one side. Otherwise, with more than one I/O in
-        // flight, the sides share the reads.
+        // flight, the sides share the reads. (A ZFS mirror of HDDs shares even one stream
+        // by queue length, `vdev_mirror_load`; what each side then delivers depends on how
+        // long its runs are against a track, since a disk turns past the records the other
+        // side read: the simulator's head model gives between one and two disks' rate, and
+        // this closed form, with no head or time, keeps the upper end.)
         let md_stream = pool.layout.family() == super::Family::Md && !w.rw.is_random() && jobs == 1;
         let spread = !md_stream && u64::from(jobs) * u64::from(w.iodepth) > 1;
         if w.rw.is_random() {
@@ -154,7 +158,8 @@ pub fn demand(pool: &Pool, w: &Workload, failed: &[NodeIx]) -> Demand {
             let slots = span / bs;
             for i in 0..2048u64 {
                 let o = (splitmix(&mut s) % slots) * bs;
-                let io = LogicalIo { write, offset: o, len: bs, job: (i % u64::from(jobs)) as u32, stream: false };
+                let io =
+                    LogicalIo { write, offset: o, len: bs, job: (i % u64::from(jobs)) as u32, stream: false, depth: 0 };
                 t.add(&pool.map_io(io, failed), bs, spread);
             }
         } else {
@@ -162,7 +167,8 @@ pub fn demand(pool: &Pool, w: &Workload, failed: &[NodeIx]) -> Demand {
             let count = want.div_ceil(bs).clamp(1, 16_384);
             for i in 0..count {
                 let o = (i * bs) % span;
-                let io = LogicalIo { write, offset: o, len: bs, job: (i % u64::from(jobs)) as u32, stream: true };
+                let job = (i % u64::from(jobs)) as u32;
+                let io = LogicalIo { write, offset: o, len: bs, job, stream: true, depth: w.iodepth };
                 t.add(&pool.map_io(io, failed), bs, spread);
             }
         }

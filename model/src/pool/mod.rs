@@ -37,6 +37,9 @@ use serde::Serialize;
 pub const PAGE: u64 = 4096;
 /// btrfs's stripe element (`BTRFS_STRIPE_LEN`, fs/btrfs/volumes.h: 64 KiB, fixed).
 pub const BTRFS_STRIPE_LEN: u64 = 64 * 1024;
+/// md's stripe cache: `stripe_cache_size` stripe heads of one page per member
+/// (drivers/md/raid5.h `NR_STRIPES` 256, md(4) "stripe_cache_size ... default is 256").
+pub const MD_STRIPE_CACHE: u64 = 256;
 /// mdadm's default chunk (mdadm(8): "--chunk ... The default is 512K").
 pub const MD_DEFAULT_CHUNK: u64 = 512 * 1024;
 /// ZFS's default recordsize (zfsprops(7): "The default recordsize is 128 KiB").
@@ -282,11 +285,16 @@ pub struct LogicalIo {
     /// a record's member I/O is issued by the I/O that reaches its last byte (writes) or its
     /// first byte (reads). Ignored by the other layouts.
     pub stream: bool,
+    /// Logical I/Os the issuing job keeps in flight on its sequential stream (its
+    /// `iodepth`), 0 for random I/O or when unknown: md RAID 5/6 holds a sequential
+    /// stream's partial stripes in its stripe cache while the rest of the row arrives
+    /// ([`md`]), which it can only do for the writes the job has in flight together.
+    pub depth: u32,
 }
 
 impl LogicalIo {
     pub fn new(write: bool, offset: u64, len: u64) -> LogicalIo {
-        LogicalIo { write, offset, len, job: 0, stream: false }
+        LogicalIo { write, offset, len, job: 0, stream: false, depth: 0 }
     }
 }
 

@@ -78,6 +78,63 @@ fn a_4k_write_on_an_8_disk_raid6_with_512k_chunks_is_a_read_modify_write() {
     assert_eq!(drives(&f.phases[1]), [(1, 0, 4096), (2, 0, 4096), (6, 0, 4096)]);
 }
 
+/// 1 MiB sequential writes at QD 8 on RAID 6 of 8 with 512 KiB chunks: a row holds 6 x 512
+/// KiB = 3 MiB of data, touched by 3 consecutive writes, all in flight together (3 <= 8),
+/// and its 512 KiB / 4 KiB = 128 stripe heads fit the cache (256). So the stripe cache
+/// gathers each row and the write that reaches the row's end writes it whole: 8 x 512 KiB
+/// (6 data + P + Q) and no reads, 8/6 member bytes per logical byte; the first two writes
+/// of the row write nothing themselves. At QD 1 each write is handled alone: its 2 chunks
+/// are a partial stripe and md reads before writing.
+#[test]
+fn sequential_1m_writes_at_qd8_on_raid6_of_8_gather_into_full_stripes() {
+    let p = pool(Layout::Raid6, 8, 1 << 40);
+    let (mib, chunk) = (1u64 << 20, 512u64 << 10);
+    let w =
+        |k: u64, depth: u32| p.map_io(LogicalIo { stream: k > 0, depth, ..LogicalIo::new(true, k * mib, mib) }, &[]);
+    let (mut read, mut written) = (0, 0);
+    for k in 0..30 {
+        let f = w(k, 8);
+        read += f.member_bytes(false);
+        written += f.member_bytes(true);
+        if k % 3 == 2 {
+            // The row's writer: one 512 KiB write on every member.
+            assert_eq!(f.phases.len(), 1, "no read phase: {f:?}");
+            assert_eq!(f.member_ios(true), 8);
+            assert!(f.phases[0].iter().all(|m| m.len == chunk && m.offset == (k / 3) * chunk));
+        } else {
+            assert!(f.phases.is_empty(), "write {k} waits in the stripe cache: {f:?}");
+        }
+    }
+    assert_eq!(read, 0);
+    assert_eq!(written * 6, 30 * mib * 8, "8/6 member bytes per logical byte");
+    // QD 1: write 0 covers data units 0 and 1 of row 0; per stripe head RMW would read 2 +
+    // P + Q = 4 pages, RCW the 4 other data pages: a tie goes to RCW: 4 x 512 KiB read, then
+    // 2 data + P + Q written.
+    let f = w(0, 1);
+    assert_eq!((f.member_bytes(false), f.member_bytes(true)), (4 * chunk, 4 * chunk));
+    // Random writes (depth 0) are never gathered, however deep the queue.
+    let r = p.map_io(LogicalIo::new(true, 5 * mib, mib), &[]);
+    assert!(r.member_bytes(false) > 0);
+}
+
+/// A row that needs more writes than the job keeps in flight is not gathered: 256 KiB
+/// writes at QD 8 on RAID 6 of 8 with 512 KiB chunks touch a 3 MiB row 12 times (> 8).
+/// And a chunk whose stripe heads overflow the cache (4 MiB / 4 KiB = 1,024 > 256) is not
+/// either, whatever the depth.
+#[test]
+fn rows_beyond_the_window_or_the_stripe_cache_are_not_gathered() {
+    let p = pool(Layout::Raid6, 8, 1 << 40);
+    let kib = 1u64 << 10;
+    let f = p.map_io(LogicalIo { stream: true, depth: 8, ..LogicalIo::new(true, 256 * kib, 256 * kib) }, &[]);
+    assert!(f.member_bytes(false) > 0 && f.member_bytes(true) > 0, "{f:?}");
+    let big = Pool { chunk: 4 << 20, ..pool(Layout::Raid6, 8, 1 << 40) };
+    let f = big.map_io(LogicalIo { stream: true, depth: 64, ..LogicalIo::new(true, 1 << 20, 1 << 20) }, &[]);
+    assert!(f.member_bytes(false) > 0, "{f:?}");
+    // 12 writes per row at depth 16: gathered; the 12th (the row's last 256 KiB) writes it.
+    let last = p.map_io(LogicalIo { stream: true, depth: 16, ..LogicalIo::new(true, 11 * 256 * kib, 256 * kib) }, &[]);
+    assert_eq!((last.member_bytes(false), last.member_bytes(true)), (0, 8 * 512 * kib));
+}
+
 fn ios(ph: &[MemberIo]) -> Vec<(NodeIx, u64, u64)> {
     ph.iter().map(|m| (m.drive, m.offset, m.len)).collect()
 }
@@ -289,7 +346,7 @@ mod properties {
             let len = (len_k * 512).min(usable);
             let off = ((at * (usable - len) as f64) as u64) / 512 * 512;
             for write in [false, true] {
-                let f = p.map_io(LogicalIo { write, offset: off, len, job, stream: false }, &[]);
+                let f = p.map_io(LogicalIo { write, offset: off, len, job, stream: false, depth: 0 }, &[]);
                 let all: Vec<&MemberIo> = f.phases.iter().flatten().collect();
                 // Every member I/O is inside its member, on a member.
                 for m in &all {
@@ -317,7 +374,7 @@ mod properties {
             let failed = [1usize];
             if p.check_failed(&failed).is_ok() {
                 for write in [false, true] {
-                    let f = p.map_io(LogicalIo { write, offset: off, len, job, stream: false }, &failed);
+                    let f = p.map_io(LogicalIo { write, offset: off, len, job, stream: false, depth: 0 }, &failed);
                     prop_assert!(f.phases.iter().flatten().all(|m| m.drive != 1), "{layout:?} {n}: I/O on the failed drive");
                     if !write {
                         prop_assert!(f.member_bytes(false) >= len, "{layout:?} {n}: degraded read short");

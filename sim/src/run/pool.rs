@@ -282,6 +282,8 @@ pub(super) struct Setup {
     /// The client the workload comes from, and its block size.
     client: Option<String>,
     bs: u64,
+    /// The workload's jobs (`numjobs`): each submits its logical I/Os on its own core.
+    numjobs: u32,
 }
 
 /// A pool workload's setup (`None` for per-drive workloads).
@@ -302,16 +304,29 @@ pub(super) fn setup(t: &Topology, w: &Workload) -> Result<Option<Setup>, SimErro
                 sample.add(pool, &f, step_bytes, read);
             }
         }
-        None => sample_io(t, pool, w, &failed, region, &mut sample),
+        None => {
+            let depth = job_depth(t, w, w.client.as_deref(), u64::from(w.numjobs));
+            sample_io(t, pool, w, (&failed, depth), region, &mut sample);
+        }
     }
     let client = w.client.clone().filter(|_| plan.is_none());
-    Ok(Some(Setup { pool: pool.clone(), failed, region, plan, sample, client, bs: w.bs.get() }))
+    Ok(Some(Setup { pool: pool.clone(), failed, region, plan, sample, client, bs: w.bs.get(), numjobs: w.numjobs }))
+}
+
+/// Logical I/Os each job keeps outstanding: the workload's iodepth, at most the client's
+/// outstanding requests (SMB3 credits, NFS slots, iSCSI queue depth) shared by the jobs.
+fn job_depth(t: &Topology, w: &Workload, client: Option<&str>, jobs: u64) -> u32 {
+    let Some(i) = client.and_then(|c| iopath_model::net::client_index(t, c)) else {
+        return w.iodepth;
+    };
+    let share = u64::from(t.clients[i].outstanding).div_ceil(jobs.max(1)).max(1);
+    w.iodepth.min(u32::try_from(share).unwrap_or(u32::MAX))
 }
 
 /// Maps a deterministic sample of the workload's logical I/Os (its own generator: the jobs'
 /// streams are untouched), as the jobs will issue them: sequential from the start of the
-/// logical region, or uniformly random aligned offsets.
-fn sample_io(t: &Topology, pool: &Pool, w: &Workload, failed: &[NodeIx], region: f64, s: &mut Sample) {
+/// logical region, or uniformly random aligned offsets; `depth` is each job's iodepth.
+fn sample_io(t: &Topology, pool: &Pool, w: &Workload, (failed, depth): (&[NodeIx], u32), region: f64, s: &mut Sample) {
     let bs = w.bs.get();
     let blocks = ((region / bs as f64).floor() as u64).max(1);
     let share = w.rw.read_share(w.rwmixread);
@@ -320,7 +335,9 @@ fn sample_io(t: &Topology, pool: &Pool, w: &Workload, failed: &[NodeIx], region:
     for k in 0..SAMPLE_IOS {
         let read = share >= 1.0 || (share > 0.0 && rng.random::<f64>() < share);
         let block = if sequential { k % blocks } else { rng.random_range(0..blocks) };
-        let io = LogicalIo { write: !read, offset: block * bs, len: bs, job: 0, stream: sequential && block > 0 };
+        let stream = sequential && block > 0;
+        let depth = if sequential { depth } else { 0 };
+        let io = LogicalIo { write: !read, offset: block * bs, len: bs, job: 0, stream, depth };
         s.add(pool, &pool.map(t, io, failed), bs as f64, read);
     }
 }
@@ -341,6 +358,13 @@ impl Setup {
     pub(super) fn extra_costs(&self, t: &Topology, g: &ResourceGraph, dir: usize) -> Vec<Cost> {
         let mut out: Vec<Cost> = self.cpu_terms(t, g, dir).into_iter().map(|(_, c, _)| c).collect();
         let member: f64 = self.sample.bytes.iter().map(|b| b[dir]).sum();
+        // The jobs' own cores: each logical I/O costs its job `cpu_per_io_us`, as a
+        // per-drive job's I/O does (a scrub or rebuild is the kernel's, not a job's).
+        if self.plan.is_none() && member > 0.0 && self.sample.logical[dir] > 0.0 {
+            let used = members_used(&self.pool, &self.failed, Task::Io);
+            let per = self.sample.logical[dir] / member;
+            out.extend(g.pool_job_cpu_cost(t, &used, self.bs, self.numjobs, per));
+        }
         if let Some(client) = &self.client
             && member > 0.0
             && self.sample.logical[dir] > 0.0
@@ -370,14 +394,9 @@ impl Setup {
         out
     }
 
-    /// Logical I/Os each job keeps outstanding: the workload's iodepth, at most the client's
-    /// outstanding requests (SMB3 credits, NFS slots, iSCSI queue depth) shared by the jobs.
+    /// Logical I/Os each job keeps outstanding ([`job_depth`]).
     pub(super) fn iodepth(&self, t: &Topology, w: &Workload, jobs: u64) -> u32 {
-        let Some(i) = self.client.as_deref().and_then(|c| iopath_model::net::client_index(t, c)) else {
-            return w.iodepth;
-        };
-        let share = u64::from(t.clients[i].outstanding).div_ceil(jobs.max(1)).max(1);
-        w.iodepth.min(u32::try_from(share).unwrap_or(u32::MAX))
+        job_depth(t, w, self.client.as_deref(), jobs)
     }
 
     /// `numjobs` jobs over the logical region, each starting at its share of it (as per-drive
@@ -563,12 +582,13 @@ impl Sim {
             (f, write, walk.step_bytes)
         } else {
             let sequential = !self.jobs[j as usize].random;
+            let depth = if sequential { self.iodepth } else { 0 };
             let Some((read, offset, len)) = self.next_job_io(j, now) else { return };
             let Some(p) = self.pool.as_mut() else { return };
             let (offset, len) = (offset as u64, len as u64);
             let stream = sequential && p.last_end[j as usize] == offset;
             p.last_end[j as usize] = offset + len;
-            let io = LogicalIo { write: !read, offset, len, job: j, stream };
+            let io = LogicalIo { write: !read, offset, len, job: j, stream, depth };
             (p.pool.map(&p.topo, io, &p.failed), !read, len as f64)
         };
         let Some(p) = self.pool.as_mut() else { return };
