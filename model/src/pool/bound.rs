@@ -123,11 +123,22 @@ fn period(pool: &Pool) -> u64 {
         super::Family::Unraid => 1 << 20,
         _ => pool.chunk,
     };
+    // md RAID 5/6: `n` rows of `n - p` data chunks (whole rows, so a sample of whole periods
+    // ends on a row the stripe cache has written).
+    if matches!(pool.layout, super::Layout::Raid5 | super::Layout::Raid6) {
+        return n * (n - pool.layout.parity() as u64) * unit;
+    }
     n * n * unit
 }
 
 /// The fan-out of a pool workload per logical byte (see the module notes).
 pub fn demand(pool: &Pool, w: &Workload, failed: &[NodeIx]) -> Demand {
+    demand_at(pool, w, failed, w.iodepth)
+}
+
+/// [`demand`] with the depth md's stripe cache sees on a sequential stream
+/// ([`super::stream_depth`]).
+pub fn demand_at(pool: &Pool, w: &Workload, failed: &[NodeIx], depth: u32) -> Demand {
     let mut out = Demand::default();
     if w.task != Task::Io {
         let m = Maintenance::new(pool, w.task, w.fill, failed);
@@ -168,7 +179,7 @@ pub fn demand(pool: &Pool, w: &Workload, failed: &[NodeIx]) -> Demand {
             for i in 0..count {
                 let o = (i * bs) % span;
                 let job = (i % u64::from(jobs)) as u32;
-                let io = LogicalIo { write, offset: o, len: bs, job, stream: true, depth: w.iodepth };
+                let io = LogicalIo { write, offset: o, len: bs, job, stream: true, depth };
                 t.add(&pool.map_io(io, failed), bs, spread);
             }
         }
@@ -259,7 +270,7 @@ pub struct PoolBound {
 
 /// The bound of a workload on `pool` (its `failed` members already resolved).
 pub fn pool_bound(t: &Topology, g: &ResourceGraph, pool: &Pool, w: &Workload, failed: &[NodeIx]) -> PoolBound {
-    let d = demand(pool, w, failed);
+    let d = demand_at(pool, w, failed, super::stream_depth(t, w, w.iodepth));
     let random = w.rw.is_random() && w.task == Task::Io;
     let mut costs = pool_costs(t, g, &d, random);
     add_client_costs(t, g, w, &mut costs);

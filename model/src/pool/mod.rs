@@ -40,6 +40,12 @@ pub const BTRFS_STRIPE_LEN: u64 = 64 * 1024;
 /// md's stripe cache: `stripe_cache_size` stripe heads of one page per member
 /// (drivers/md/raid5.h `NR_STRIPES` 256, md(4) "stripe_cache_size ... default is 256").
 pub const MD_STRIPE_CACHE: u64 = 256;
+/// What Linux writeback submits of a file at least in one pass under one block plug
+/// (fs/fs-writeback.c `MIN_WRITEBACK_PAGES`, 4096 KiB of pages, the floor of
+/// `writeback_chunk_size`): a file server writing through the page cache (smbd, nfsd) hands
+/// md at least this much of a sequential stream together, whatever the client keeps in
+/// flight.
+pub const WRITEBACK_CHUNK: u64 = 4096 * 1024;
 /// mdadm's default chunk (mdadm(8): "--chunk ... The default is 512K").
 pub const MD_DEFAULT_CHUNK: u64 = 512 * 1024;
 /// ZFS's default recordsize (zfsprops(7): "The default recordsize is 128 KiB").
@@ -384,6 +390,22 @@ pub(crate) fn merge(mut ios: Vec<MemberIo>) -> Vec<MemberIo> {
         out.push(m);
     }
     out
+}
+
+/// The depth md's stripe cache sees on a sequential stream whose job keeps `own` I/Os in
+/// flight: for a workload from a client of a file server that writes through the page
+/// cache (SMB3's smbd, NFS's nfsd; not an iSCSI target's block backstore), at least
+/// writeback's chunk in I/Os of the workload's block size ([`WRITEBACK_CHUNK`]).
+pub fn stream_depth(t: &Topology, w: &crate::workload::Workload, own: u32) -> u32 {
+    use crate::net::Protocol;
+    let Some(c) = w.client.as_deref().and_then(|c| t.client(c)) else { return own };
+    match c.protocol {
+        Protocol::Smb3 | Protocol::Nfs => {
+            let chunk = WRITEBACK_CHUNK.div_ceil(w.bs.get().max(1));
+            own.max(u32::try_from(chunk).unwrap_or(u32::MAX))
+        }
+        Protocol::Iscsi => own,
+    }
 }
 
 /// Why a set of failed members is refused.

@@ -76,6 +76,8 @@ pub(super) struct PoolSt {
     /// The protocol round trip each logical request of a client waits once
     /// (`net::request_latency_us`), before its first phase.
     request: SimDuration,
+    /// A sequential job's depth as md's stripe cache sees it (`pool::stream_depth`).
+    stream_depth: u32,
 }
 
 /// A maintenance run's walk: steps `from..to` of the plan in order, wrapping within them.
@@ -150,7 +152,10 @@ impl Sample {
     /// Adds one logical I/O's fanout; a read with alternatives counts a share on each side
     /// (the run spreads them by load, evenly on equal sides).
     fn add(&mut self, pool: &Pool, f: &Fanout, logical_len: f64, read: bool) {
-        let dir = attributed_dir(f);
+        // A logical I/O with no member I/O (a write md's stripe cache or ZFS's transaction
+        // group holds for a later one) counts in its own direction: the members' I/O it
+        // waits for is that direction's.
+        let dir = if f.phases.iter().all(|p| p.is_empty()) { usize::from(!read) } else { attributed_dir(f) };
         self.logical[dir] += logical_len;
         self.n += 1.0;
         if read {
@@ -284,6 +289,8 @@ pub(super) struct Setup {
     bs: u64,
     /// The workload's jobs (`numjobs`): each submits its logical I/Os on its own core.
     numjobs: u32,
+    /// A sequential job's depth as md's stripe cache sees it (`pool::stream_depth`).
+    stream_depth: u32,
 }
 
 /// A pool workload's setup (`None` for per-drive workloads).
@@ -293,6 +300,7 @@ pub(super) fn setup(t: &Topology, w: &Workload) -> Result<Option<Setup>, SimErro
     let region = ((pool.usable_bytes(t) as f64 * w.region / bs).floor() * bs).max(bs);
     let plan = (w.task != Task::Io).then(|| pool.maintenance(t, w.task, w.fill, &failed));
     let mut sample = Sample::new(t.nodes.len());
+    let depth = iopath_model::pool::stream_depth(t, w, job_depth(t, w, w.client.as_deref(), u64::from(w.numjobs)));
     match &plan {
         // Runs of consecutive steps (as a walk issues them) spread evenly over the plan.
         Some(m) => {
@@ -304,13 +312,11 @@ pub(super) fn setup(t: &Topology, w: &Workload) -> Result<Option<Setup>, SimErro
                 sample.add(pool, &f, step_bytes, read);
             }
         }
-        None => {
-            let depth = job_depth(t, w, w.client.as_deref(), u64::from(w.numjobs));
-            sample_io(t, pool, w, (&failed, depth), region, &mut sample);
-        }
+        None => sample_io(t, pool, w, (&failed, depth), region, &mut sample),
     }
     let client = w.client.clone().filter(|_| plan.is_none());
-    Ok(Some(Setup { pool: pool.clone(), failed, region, plan, sample, client, bs: w.bs.get(), numjobs: w.numjobs }))
+    let (bs, numjobs, stream_depth) = (w.bs.get(), w.numjobs, depth);
+    Ok(Some(Setup { pool: pool.clone(), failed, region, plan, sample, client, bs, numjobs, stream_depth }))
 }
 
 /// Logical I/Os each job keeps outstanding: the workload's iodepth, at most the client's
@@ -475,6 +481,7 @@ impl Setup {
             sample_read_share,
             mean_len,
             request,
+            stream_depth: self.stream_depth,
             last_end: vec![u64::MAX; jobs],
             maint,
         })
@@ -582,9 +589,9 @@ impl Sim {
             (f, write, walk.step_bytes)
         } else {
             let sequential = !self.jobs[j as usize].random;
-            let depth = if sequential { self.iodepth } else { 0 };
             let Some((read, offset, len)) = self.next_job_io(j, now) else { return };
             let Some(p) = self.pool.as_mut() else { return };
+            let depth = if sequential { p.stream_depth } else { 0 };
             let (offset, len) = (offset as u64, len as u64);
             let stream = sequential && p.last_end[j as usize] == offset;
             p.last_end[j as usize] = offset + len;
