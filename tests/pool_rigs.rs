@@ -407,10 +407,17 @@ mod zfs {
     fn cases() -> Vec<Case> {
         vec![
             // mirror x2: writes go to both (1 cap at 2 sectors per sector). Reads:
-            // vdev_mirror sends each record's read to one side, the sides share them, but
-            // zfs-fuse keeps too few reads in flight for both to be busy all the time:
-            // between 1 cap (one side) and 2 (both): 1.37-1.46 caps in test runs, 1.64 at
-            // queue depth 1 and 1.96 at 8 by hand on a fresh pool.
+            // zfs-fuse's vdev_mirror (src/lib/libzpool/vdev_mirror.c, the 2007 code before
+            // OpenZFS's load balancing, openzfs/zfs#1487) sends a read to child
+            // `(io_offset >> 21) % children`: fixed 2 MiB regions in turn, whatever each
+            // side's queue. One stream keeps both sides busy only while the reads in flight
+            // straddle a region boundary: with W bytes in flight and R = 2 MiB regions it
+            // reads R / (R - W) caps (W <= R / 2), so between 1 cap (one side) and 2 (both):
+            // 1.37-1.58 caps in test runs (W of 0.5-0.7 MiB: zfs-fuse's FUSE threads keep
+            // few of the 8 x 256 KiB in flight), 1.64 at queue depth 1 and 1.96 at 8 by hand
+            // on a fresh pool. The simulator models OpenZFS's `vdev_mirror_load` (queue
+            // length), which on these SSD-class members shares one stream evenly: 2 caps,
+            // the band's upper end.
             Case {
                 vdev: ZfsVdev::Mirror,
                 members: 2,
