@@ -55,6 +55,13 @@ pub struct MaxMin {
     frozen: Vec<bool>,
     /// For each flow, the local index of the resource that froze it.
     pub binding: Vec<Option<u32>>,
+    /// The flows' costs in one array, each flow's at `start[f]..start[f + 1]` (local
+    /// resource, cost per byte): the rounds read them in order, without a lookup per cost.
+    cost_res: Vec<u32>,
+    cost_w: Vec<f64>,
+    start: Vec<u32>,
+    /// The flows not yet frozen, in order.
+    live: Vec<u32>,
 }
 
 impl MaxMin {
@@ -77,7 +84,11 @@ impl MaxMin {
             self.local_of[r] = u32::MAX;
         }
         self.res.clear();
+        self.cost_res.clear();
+        self.cost_w.clear();
+        self.start.clear();
         for f in flows {
+            self.start.push(self.cost_res.len() as u32);
             for c in f.iter() {
                 if c.resource >= self.local_of.len() {
                     self.local_of.resize(c.resource + 1, u32::MAX);
@@ -86,8 +97,11 @@ impl MaxMin {
                     self.local_of[c.resource] = self.res.len() as u32;
                     self.res.push(c.resource);
                 }
+                self.cost_res.push(self.local_of[c.resource]);
+                self.cost_w.push(c.s_per_byte);
             }
         }
+        self.start.push(self.cost_res.len() as u32);
         let nr = self.res.len();
         self.weight.clear();
         self.weight.resize(nr, 0.0);
@@ -101,26 +115,27 @@ impl MaxMin {
         self.frozen.resize(nf, false);
         self.binding.clear();
         self.binding.resize(nf, None);
+        self.live.clear();
         for f in 0..nf {
             if flows[f].is_empty() && caps.get(f).is_none_or(|c| !c.is_finite()) {
                 // A flow that costs nothing and has no cap would be infinite: leave it at 0.
                 self.frozen[f] = true;
+            } else {
+                self.live.push(f as u32);
             }
         }
+        // Every loop below visits the live flows in order, as a loop over all flows that
+        // skipped the frozen ones did: the same sums in the same order, the same rates.
         for _round in 0..=(nr + nf) {
             self.weight.iter_mut().for_each(|w| *w = 0.0);
-            let mut any = false;
-            for f in 0..nf {
-                if self.frozen[f] {
-                    continue;
-                }
-                any = true;
-                for c in flows[f].iter() {
-                    self.weight[self.local_of[c.resource] as usize] += c.s_per_byte;
-                }
-            }
-            if !any {
+            if self.live.is_empty() {
                 break;
+            }
+            for &f in &self.live {
+                let (a, b) = (self.start[f as usize] as usize, self.start[f as usize + 1] as usize);
+                for (&r, &w) in self.cost_res[a..b].iter().zip(&self.cost_w[a..b]) {
+                    self.weight[r as usize] += w;
+                }
             }
             // Largest equal increment before a resource fills or a flow reaches its cap.
             let mut delta = f64::INFINITY;
@@ -129,20 +144,16 @@ impl MaxMin {
                     delta = delta.min(((1.0 - self.used[r]) / self.weight[r]).max(0.0));
                 }
             }
-            for f in 0..nf {
-                if !self.frozen[f]
-                    && let Some(&cap) = caps.get(f)
-                {
-                    delta = delta.min((cap - self.rates[f]).max(0.0));
+            for &f in &self.live {
+                if let Some(&cap) = caps.get(f as usize) {
+                    delta = delta.min((cap - self.rates[f as usize]).max(0.0));
                 }
             }
             if !delta.is_finite() {
                 break;
             }
-            for f in 0..nf {
-                if !self.frozen[f] {
-                    self.rates[f] += delta;
-                }
+            for &f in &self.live {
+                self.rates[f as usize] += delta;
             }
             for r in 0..nr {
                 self.used[r] += delta * self.weight[r];
@@ -150,17 +161,22 @@ impl MaxMin {
                     self.full[r] = true;
                 }
             }
-            for f in 0..nf {
-                if self.frozen[f] {
-                    continue;
+            let (start, cost_res, full, rates) = (&self.start, &self.cost_res, &self.full, &self.rates);
+            let (frozen, binding) = (&mut self.frozen, &mut self.binding);
+            self.live.retain(|&f| {
+                let f = f as usize;
+                let own = &cost_res[start[f] as usize..start[f + 1] as usize];
+                if let Some(&r) = own.iter().find(|&&r| full[r as usize]) {
+                    frozen[f] = true;
+                    binding[f] = Some(r);
+                    false
+                } else if caps.get(f).is_some_and(|&cap| rates[f] >= cap - 1e-9 * cap.max(1.0)) {
+                    frozen[f] = true;
+                    false
+                } else {
+                    true
                 }
-                if let Some(c) = flows[f].iter().find(|c| self.full[self.local_of[c.resource] as usize]) {
-                    self.frozen[f] = true;
-                    self.binding[f] = Some(self.local_of[c.resource]);
-                } else if caps.get(f).is_some_and(|&cap| self.rates[f] >= cap - 1e-9 * cap.max(1.0)) {
-                    self.frozen[f] = true;
-                }
-            }
+            });
         }
         &self.rates
     }

@@ -865,12 +865,14 @@ pub struct FitEntry {
     pub fig: Figure,
 }
 
-/// The parts iopath knows.
+/// The parts iopath knows. Every loaded topology keeps the catalog it was resolved against:
+/// the maps are shared, so that copy is two reference counts (`plan` loads thousands of
+/// builds), and a topology's own `[[part]]`s copy them on write.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
-    parts: BTreeMap<String, Part>,
+    parts: std::sync::Arc<BTreeMap<String, Part>>,
     /// Where each part was defined (file name), for messages.
-    origin: BTreeMap<String, String>,
+    origin: std::sync::Arc<BTreeMap<String, String>>,
 }
 
 impl Catalog {
@@ -969,7 +971,10 @@ impl Catalog {
                 part: p.id.clone(),
                 message: m,
             };
-            if overlay && let Some(existing) = self.parts.get_mut(&p.id) {
+            if overlay
+                && self.parts.contains_key(&p.id)
+                && let Some(existing) = std::sync::Arc::make_mut(&mut self.parts).get_mut(&p.id)
+            {
                 if existing.kind != p.kind {
                     return Err(perr(None, format!("is a {} in the catalog, not a {}", existing.kind, p.kind)));
                 }
@@ -988,8 +993,8 @@ impl Catalog {
             if !overlay && self.parts.contains_key(&p.id) {
                 return Err(perr(None, "is defined twice".to_string()));
             }
-            self.origin.insert(p.id.clone(), file.to_string());
-            self.parts.insert(p.id.clone(), p);
+            std::sync::Arc::make_mut(&mut self.origin).insert(p.id.clone(), file.to_string());
+            std::sync::Arc::make_mut(&mut self.parts).insert(p.id.clone(), p);
         }
         Ok(())
     }

@@ -396,3 +396,49 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn merge_in_place_is_the_sort_then_fold_it_replaced() {
+    // The reference: sort by (drive, direction, offset), then fold each I/O into the last
+    // one kept when it overlaps or touches it (same drive, direction and alternatives).
+    fn reference(mut ios: Vec<MemberIo>) -> Vec<MemberIo> {
+        ios.retain(|m| m.len > 0);
+        ios.sort_by_key(|a| (a.drive, a.write, a.offset));
+        let mut out: Vec<MemberIo> = Vec::new();
+        for m in ios {
+            match out.last_mut() {
+                Some(l)
+                    if l.drive == m.drive
+                        && l.write == m.write
+                        && l.alternatives == m.alternatives
+                        && m.offset <= l.offset + l.len =>
+                {
+                    l.len = (l.offset + l.len).max(m.offset + m.len) - l.offset;
+                }
+                _ => out.push(m),
+            }
+        }
+        out
+    }
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+    for case in 0..2000 {
+        let n = rng.random_range(0..12);
+        let ios: Vec<MemberIo> = (0..n)
+            .map(|_| MemberIo {
+                drive: rng.random_range(1..4),
+                write: rng.random_bool(0.5),
+                // Offsets on a coarse grid so that overlaps, touching ends and equal keys occur.
+                offset: rng.random_range(0..8u64) * 4096,
+                len: rng.random_range(0..3u64) * 4096,
+                alternatives: if rng.random_bool(0.2) { vec![9] } else { Vec::new() },
+            })
+            .collect();
+        // Half the cases already in order: the path that skips the sort.
+        let mut ios = ios;
+        if case % 2 == 0 {
+            ios.sort_by_key(|a| (a.drive, a.write, a.offset));
+        }
+        assert_eq!(merge(ios.clone()), reference(ios.clone()), "case {case}: {ios:?}");
+    }
+}

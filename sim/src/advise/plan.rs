@@ -398,6 +398,13 @@ fn draft(
     Draft { summary, cards, onboard: on, slots, parts, text }
 }
 
+/// Build `d` loaded, with the goal's workload on it; `None`: the loader refuses it.
+fn load(req: &PlanRequest, cat: &Catalog, d: &Draft) -> Option<(Topology, WorkloadSpec)> {
+    let t = Topology::parse("plan.toml", &d.text, cat).ok()?;
+    let spec = req.goal.workload(&t, &req.workload).ok()?;
+    Some((t, spec))
+}
+
 /// Plans builds for `req` over `cat`.
 pub fn plan(req: &PlanRequest, cat: &Catalog, sim: &SimOptions) -> Result<Plan, AdviseError> {
     if req.count == 0 || req.count > 1024 {
@@ -410,18 +417,20 @@ pub fn plan(req: &PlanRequest, cat: &Catalog, sim: &SimOptions) -> Result<Plan, 
     let mut dominated = 0;
     let drafts = drafts(req, cat, &mut dominated)?;
     let considered = drafts.len() + dominated;
-    let loaded: Vec<Option<(Draft, Topology, WorkloadSpec, f64)>> = drafts
+    // Each build is loaded and bounded, and only its bound kept: with a price list there are
+    // up to `MAX_DRAFTS` builds, and holding every loaded topology took gigabytes. The few
+    // simulated are loaded again below.
+    let loaded: Vec<Option<(Draft, WorkloadSpec, f64)>> = drafts
         .into_par_iter()
         .map(|d| {
-            let t = Topology::parse("plan.toml", &d.text, cat).ok()?;
-            let spec = req.goal.workload(&t, &req.workload).ok()?;
+            let (t, spec) = load(req, cat, &d)?;
             let w = spec.resolve().ok()?;
             let b = workload_bound(&t, &w)?;
-            Some((d, t, spec, b))
+            Some((d, spec, b))
         })
         .collect();
     let invalid = loaded.iter().filter(|l| l.is_none()).count();
-    let mut keep: Vec<(Draft, Topology, WorkloadSpec, f64)> = loaded.into_iter().flatten().collect();
+    let mut keep: Vec<(Draft, WorkloadSpec, f64)> = loaded.into_iter().flatten().collect();
     if keep.is_empty() {
         return Err(AdviseError::Plan(format!(
             "none of the {considered} builds loads: no set of up to three catalog cards in the places here{} takes {} \
@@ -432,18 +441,22 @@ pub fn plan(req: &PlanRequest, cat: &Catalog, sim: &SimOptions) -> Result<Plan, 
     }
     // Highest bound first; among equal bounds fewer slots, then fewer cards (stable).
     keep.sort_by(|a, b| {
-        b.3.total_cmp(&a.3).then(a.0.slots.cmp(&b.0.slots)).then(a.0.cards.len().cmp(&b.0.cards.len()))
+        b.2.total_cmp(&a.2).then(a.0.slots.cmp(&b.0.slots)).then(a.0.cards.len().cmp(&b.0.cards.len()))
     });
     let total = keep.len();
     keep.truncate(req.max_simulated.max(1));
     let simulated = keep.len();
+    let reload = |d: &Draft| {
+        load(req, cat, d).ok_or_else(|| AdviseError::Plan(format!("build {:?} loaded once and not again", d.summary)))
+    };
     let (unit, higher, workload, target) = {
-        let (_, t, spec, _) = &keep[0];
-        (req.goal.unit(spec), req.goal.higher_is_better(spec), spec.clone(), req.goal.target(t, spec))
+        let (t, spec) = reload(&keep[0].0)?;
+        (req.goal.unit(&spec), req.goal.higher_is_better(&spec), spec.clone(), req.goal.target(&t, &spec))
     };
     let runs: Vec<Result<PlanBuild, AdviseError>> = keep
         .into_par_iter()
-        .map(|(d, t, spec, bound)| {
+        .map(|(d, _, bound)| {
+            let (t, spec) = reload(&d)?;
             let w = spec.resolve().map_err(|e| AdviseError::Workload(format!("{e:?}")))?;
             let r = simulate(&t, &w, sim)?;
             let s = req.goal.score(&t, &spec, &r);

@@ -77,6 +77,7 @@ impl Sim {
             self.dissolve_groups(k, now);
             self.mark_dirty(k);
         }
+        self.alloc.groups.retarget(&self.classes[c].costs, &costs);
         self.classes[c].costs = costs;
         if self.alloc.active_pos[c] != u32::MAX {
             let k = self.alloc.comp_of[c] as usize;

@@ -53,6 +53,9 @@ pub(super) struct PoolSt {
     slot_of: Vec<u32>,
     logical: Vec<Logical>,
     free: Vec<u32>,
+    /// A phase's member I/Os as issued (drive slot, write, offset, length): one buffer that
+    /// every phase reuses, so issuing a phase allocates nothing.
+    issued: Vec<(u32, bool, u64, u64)>,
     st: PoolStats,
     /// Member I/Os issued and not completed, per drive slot.
     busy: Vec<u32>,
@@ -472,6 +475,7 @@ impl Setup {
             slot_of,
             logical: Vec::new(),
             free: Vec::new(),
+            issued: Vec::new(),
             st: PoolStats::new(),
             busy: vec![0; targets.len()],
             head: vec![u64::MAX; targets.len()],
@@ -630,7 +634,8 @@ impl Sim {
             let members = std::mem::take(&mut lg.fanout.phases[lg.phase]);
             lg.phase += 1;
             let job = lg.job;
-            let mut issued = Vec::with_capacity(members.len());
+            let mut issued = std::mem::take(&mut p.issued);
+            issued.clear();
             for m in &members {
                 let slot = p.choose(m);
                 if slot == u32::MAX {
@@ -649,9 +654,10 @@ impl Sim {
                 issued.push((slot, m.write, offset, len));
             }
             if issued.is_empty() {
+                p.issued = issued;
                 continue;
             }
-            for (slot, write, offset, len) in issued {
+            for &(slot, write, offset, len) in &issued {
                 let io = self.alloc_io(Io {
                     job,
                     drive: slot,
@@ -665,6 +671,9 @@ impl Sim {
                 });
                 // The command leaves later (a lane's delay): nothing completes inside this loop.
                 self.begin_command(io);
+            }
+            if let Some(p) = self.pool.as_mut() {
+                p.issued = issued;
             }
             return;
         }

@@ -18,7 +18,7 @@
 //! Members are then served in virtual time: `v` counts the bytes each member has been given
 //! since the group formed (`dv/dt = s`); a member's head transfer finishes when `v` reaches
 //! its finish tag (`v` when it started plus its bytes). One timer per group fires at the
-//! earliest tag, a binary heap keeps the tags, and a member's window bytes and the busy time
+//! earliest tag, a [`Tags`] queue keeps the tags, and a member's window bytes and the busy time
 //! of the resources it crosses follow from `v` at the moments it is accounted. A join or
 //! leave is O(log members + costs of the class + resources several members share).
 //!
@@ -32,7 +32,7 @@
 
 use super::*;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 /// Fewest moving classes a component must have before its bottlenecks' classes are served
 /// as groups. Every topology in `configs/` short of the 1,024-drive one has at most 24 drives
@@ -75,7 +75,7 @@ pub(super) struct Group {
     v_ws: f64,
     v_we: f64,
     /// (finish tag bits, class) of every member's head transfer, earliest first.
-    tags: BinaryHeap<Reverse<(u64, u32)>>,
+    tags: Tags,
     /// Members' private headroom [bytes/s] (bits of a non-negative f64 -> count).
     caps: BTreeMap<u64, u32>,
     /// Resources (other than `r`) that more than one member of any group crosses.
@@ -83,6 +83,48 @@ pub(super) struct Group {
     /// Joins, leaves and completions since it formed, and the members it formed with.
     ops: u64,
     formed_with: u64,
+}
+
+/// A group's finish tags, (tag bits, class), popped least first: exactly a binary heap's
+/// order, kept mostly in a FIFO. Members that move the same bytes per transfer get tags in
+/// the order they start (v only grows), so a tag not below the FIFO's last goes to its back
+/// (O(1)), and only one that is (a shorter transfer after a longer one) goes to the heap; a
+/// pop takes the lesser of the two fronts.
+pub(super) struct Tags {
+    fifo: VecDeque<(u64, u32)>,
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+}
+
+impl Tags {
+    fn with_capacity(n: usize) -> Tags {
+        Tags { fifo: VecDeque::with_capacity(n), heap: BinaryHeap::new() }
+    }
+
+    fn push(&mut self, t: (u64, u32)) {
+        if self.fifo.back().is_none_or(|&b| t >= b) {
+            self.fifo.push_back(t);
+        } else {
+            self.heap.push(Reverse(t));
+        }
+    }
+
+    fn peek(&self) -> Option<(u64, u32)> {
+        match (self.fifo.front(), self.heap.peek()) {
+            (Some(&f), Some(&Reverse(h))) => Some(f.min(h)),
+            (Some(&f), None) => Some(f),
+            (None, Some(&Reverse(h))) => Some(h),
+            (None, None) => None,
+        }
+    }
+
+    fn pop(&mut self) -> Option<(u64, u32)> {
+        let from_heap = match (self.fifo.front(), self.heap.peek()) {
+            (Some(&f), Some(&Reverse(h))) => h < f,
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        if from_heap { self.heap.pop().map(|Reverse(h)| h) } else { self.fifo.pop_front() }
+    }
 }
 
 /// Per component: its live groups and when it may form groups again.
@@ -114,7 +156,14 @@ pub(super) struct Groups {
     cap: Vec<f64>,
     /// The group whose bottleneck each resource is.
     bottleneck_of: Vec<u32>,
+    /// Each resource's groups that members cross it in, and how many members that is.
     res_use: Vec<Vec<ResUse>>,
+    res_n: Vec<u32>,
+    /// Classes whose costs cross each resource (from the costs at setup, and any a flash
+    /// drive's write class takes later): a resource one class crosses is private to it, and
+    /// `res_use` never lists it (nothing reads it: while the class is a member no other
+    /// class can cross it; while it is not, the list would be empty anyway).
+    crossers: Vec<u32>,
 }
 
 impl Groups {
@@ -126,6 +175,12 @@ impl Groups {
             }
         }
         let n = classes.len();
+        let mut crossers = vec![0u32; n_res];
+        for cl in classes {
+            for cost in &cl.costs {
+                crossers[cost.resource] += 1;
+            }
+        }
         Groups {
             min_active: GROUP_MIN_ACTIVE,
             min_members: GROUP_MIN_MEMBERS,
@@ -141,6 +196,18 @@ impl Groups {
             cap: vec![0.0; n],
             bottleneck_of: vec![NONE; n_res],
             res_use: vec![Vec::new(); n_res],
+            res_n: vec![0; n_res],
+            crossers,
+        }
+    }
+
+    /// Class `c` takes `new` costs in place of `old` (a flash drive's SLC cache): a resource
+    /// only the new ones cross gains a crosser, so it stops being private to another class.
+    pub(super) fn retarget(&mut self, old: &[Cost], new: &[Cost]) {
+        for cost in new {
+            if !old.iter().any(|o| o.resource == cost.resource) {
+                self.crossers[cost.resource] += 1;
+            }
         }
     }
 
@@ -195,7 +262,11 @@ impl Groups {
     fn add_uses(&mut self, g: u32, costs: &[Cost]) {
         for cost in costs {
             let r = cost.resource;
-            let before: u32 = self.res_use[r].iter().map(|u| u.n).sum();
+            if self.crossers[r] <= 1 {
+                continue;
+            }
+            let before = self.res_n[r];
+            self.res_n[r] += 1;
             let fresh = match self.res_use[r].iter_mut().find(|u| u.group == g) {
                 Some(u) => {
                     u.w += cost.s_per_byte;
@@ -224,7 +295,10 @@ impl Groups {
     fn remove_uses(&mut self, g: u32, costs: &[Cost]) {
         for cost in costs {
             let r = cost.resource;
-            let before: u32 = self.res_use[r].iter().map(|u| u.n).sum();
+            if self.crossers[r] <= 1 {
+                continue;
+            }
+            let before = self.res_n[r];
             if before == 2 {
                 // `r` stops being shared: out of every `multi` list it is in.
                 for i in 0..self.res_use[r].len() {
@@ -234,6 +308,7 @@ impl Groups {
             }
             let mut gone = false;
             if let Some(i) = self.res_use[r].iter().position(|u| u.group == g) {
+                self.res_n[r] -= 1;
                 let u = &mut self.res_use[r][i];
                 u.n -= 1;
                 u.w -= cost.s_per_byte;
@@ -306,7 +381,7 @@ impl Sim {
         let gr = self.alloc.groups.g(g);
         match gr.tags.peek() {
             None => self.sched.cancel_timer(id),
-            Some(&Reverse((f, _))) => {
+            Some((f, _)) => {
                 // At least a nanosecond on, as the solver does: members finishing on the same
                 // nanosecond leave one a nanosecond after another (after each leave the
                 // solver re-times every other head at `now + max(1, ...)`), and lockstep
@@ -343,7 +418,7 @@ impl Sim {
         gs.pos[c] = gr.members.len() as u32;
         gr.members.push(c as u32);
         let f = gr.v + head;
-        gr.tags.push(Reverse((f.to_bits(), c as u32)));
+        gr.tags.push((f.to_bits(), c as u32));
         gs.ftag[c] = f;
         gs.vacc[c] = gr.v;
         self.classes[c].costs = costs;
@@ -428,7 +503,7 @@ impl Sim {
         let mut rate = f64::INFINITY;
         for cost in &self.classes[c].costs {
             let r = cost.resource;
-            if gs.bottleneck_of[r] != NONE || gs.res_use[r].iter().map(|u| u.n).sum::<u32>() == 1 {
+            if gs.bottleneck_of[r] != NONE || gs.res_n[r] == 1 {
                 return false;
             }
             if cost.s_per_byte > 0.0 {
@@ -483,7 +558,7 @@ impl Sim {
     pub(super) fn group_fire(&mut self, g: u32) -> Option<u32> {
         let now = self.sched.now();
         self.advance(g, now);
-        let Reverse((_, c)) = self.alloc.groups.gm(g).tags.pop()?;
+        let (_, c) = self.alloc.groups.gm(g).tags.pop()?;
         let c = c as usize;
         self.alloc.groups.gm(g).ops += 1;
         let cl = &mut self.classes[c];
@@ -494,7 +569,7 @@ impl Sim {
         if let Some(&(_, rem)) = cl.fifo.front() {
             let gr = self.alloc.groups.gm(g);
             let f = gr.v + rem;
-            gr.tags.push(Reverse((f.to_bits(), c as u32)));
+            gr.tags.push((f.to_bits(), c as u32));
             self.alloc.groups.ftag[c] = f;
             self.reschedule(g, now);
             return Some(io);
@@ -735,7 +810,7 @@ impl Sim {
             t_v: now,
             v_ws: 0.0,
             v_we: 0.0,
-            tags: BinaryHeap::with_capacity(members.len()),
+            tags: Tags::with_capacity(members.len()),
             caps: BTreeMap::new(),
             multi: Vec::new(),
             ops: 0,
@@ -901,6 +976,83 @@ mod tests {
         );
         assert!((short as f64) < 0.2 * full as f64, "with groups: {short} solves, {full} without");
         assert!(rel(a.total.mb_s, b.total.mb_s) <= 1e-3, "{} vs {} MB/s", a.total.mb_s, b.total.mb_s);
+    }
+
+    /// 40 HDDs behind one SAS2 lane: each drive's own link and media are crossed by its
+    /// read class alone (private: never listed), the lane and the HBA by all 40 (listed,
+    /// with `res_n` their members' count). Checked while the group holds, mid-run.
+    #[test]
+    fn private_resources_stay_out_of_the_group_lists() {
+        let text = "name = \"lane\"\n[host]\npart = \"intel-xeon-sp\"\n[[node]]\nid = \"hba\"\n\
+                    part = \"lsi-sas3008\"\nparent = \"host\"\n[[node]]\nid = \"exp\"\npart = \"broadcom-sas3x48\"\n\
+                    parent = \"hba\"\nport = 0\nlink = \"sas2x1\"\n[[drive]]\nid = \"d\"\ncount = 40\n\
+                    part = \"seagate-exos-x18-18tb\"\nparent = \"exp\"\nport = 8\n";
+        let t = Topology::parse("lane.toml", text, &Catalog::builtin()).unwrap();
+        let w = WorkloadSpec {
+            rw: Some("read".into()),
+            bs: Some("128k".into()),
+            iodepth: Some(1),
+            runtime: Some("200ms".into()),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap();
+        let mut s = Sim::new(&t, &w).unwrap();
+        s.alloc.groups.min_active = 0;
+        s.run(None);
+        let gs = &s.alloc.groups;
+        assert!(gs.formed >= 1);
+        let (mut private, mut shared, mut listed) = (0, 0, 0);
+        for r in 0..gs.res_use.len() {
+            let n: u32 = gs.res_use[r].iter().map(|u| u.n).sum();
+            assert_eq!(gs.res_n[r], n, "resource {r}: res_n against the list");
+            match gs.crossers[r] {
+                0 => {}
+                1 => {
+                    private += 1;
+                    assert!(gs.res_use[r].is_empty(), "private resource {r} listed");
+                }
+                _ => {
+                    shared += 1;
+                    listed += usize::from(n > 0);
+                }
+            }
+        }
+        // Each of the 40 drives has resources of its own (its link, its media); members
+        // still in the group at the end list the shared ones (the lane at least).
+        assert!(private >= 40, "{private} private resources");
+        assert!(shared >= 1 && listed >= 1, "{shared} shared, {listed} listed");
+    }
+
+    /// Tags pop in a binary heap's order whatever the pushes: runs of rising tags (the
+    /// FIFO), falling ones (the heap), equal tag bits told apart by class, pops between.
+    #[test]
+    fn tags_pop_as_a_heap_does() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for case in 0..200 {
+            let (mut tags, mut heap) = (Tags::with_capacity(4), BinaryHeap::new());
+            let mut v = 0u64;
+            for step in 0..300u32 {
+                if rng.next(3) == 0 {
+                    assert_eq!(tags.peek(), heap.peek().map(|&Reverse(h)| h), "case {case} step {step}");
+                    assert_eq!(tags.pop(), heap.pop().map(|Reverse(h)| h), "case {case} step {step}");
+                } else {
+                    // Mostly rising (v grows), sometimes a shorter transfer, sometimes a tie.
+                    v += rng.next(4) as u64;
+                    let t = match rng.next(4) {
+                        0 => v.saturating_sub(rng.next(8) as u64),
+                        _ => v + rng.next(3) as u64,
+                    };
+                    let e = (t, step);
+                    tags.push(e);
+                    heap.push(Reverse(e));
+                }
+            }
+            while let Some(Reverse(h)) = heap.pop() {
+                assert_eq!(tags.pop(), Some(h), "case {case}: draining");
+            }
+            assert_eq!(tags.pop(), None);
+        }
     }
 
     /// Relative difference, against the larger of the two (0 when both are 0).
