@@ -182,3 +182,44 @@ fn device_on(b: &iopath_model::board::Board, name: &str, mode: Option<iopath_mod
         Place::Sata(p) => format!("[[drive]]\nid = \"p{i}\"\npart = \"wd-red-plus-4tb\"\nport = \"{p}\"\n"),
     }
 }
+
+#[test]
+fn the_catalog_has_twenty_boards_and_each_takes_a_drive_on_every_sata_port() {
+    let boards = iopath_model::board::builtin();
+    assert!(boards.len() >= 20, "{} boards", boards.len());
+    // Two boards' sources list no SATA ports (their notes say so).
+    for b in boards.iter().filter(|b| !b.sata.is_empty()) {
+        let mut text = format!("[host]\nboard = {:?}\n", b.id);
+        for (i, p) in b.sata.iter().flat_map(|g| g.ports.iter()).enumerate() {
+            text += &format!("[[drive]]\nid = \"d{i}\"\npart = \"toshiba-n300-8tb\"\nport = {p:?}\n");
+        }
+        let t = load(&text);
+        // Each drive hangs on the port's onboard controller, at the port's number in it.
+        for (i, p) in b.sata.iter().flat_map(|g| g.ports.iter()).enumerate() {
+            let (g, ix) = b.sata_port(p).unwrap();
+            let d = &t.nodes[t.node(&format!("d{i}")).unwrap()];
+            assert_eq!(t.nodes[d.parent.unwrap()].id, g.controller, "{}: {p}", b.id);
+            assert_eq!(d.port, Some(ix as u32), "{}: {p}", b.id);
+        }
+    }
+}
+
+#[test]
+fn the_odroid_h4s_four_sata_ports_share_the_asm1064s_one_lane() {
+    // Four N300 8 TB at 251 MB/s (outer zone, catalog) want 1,004 MB/s; the ASM1064 sits on
+    // one PCIe 3.0 lane of the SoC (8 GT/s x 128/130 = 985 MB/s raw, less the TLP headers),
+    // so the four together get less than 985 MB/s and each less than its own 251.
+    let t = load(
+        "[host]\nboard = \"hardkernel-odroid-h4\"\n[[drive]]\nid = \"d\"\ncount = 4\npart = \"toshiba-n300-8tb\"\nport = \"SATA1\"\n",
+    );
+    let row = bound_of(&t, &["d0", "d1", "d2", "d3"], Mix::Read);
+    assert!(row.total_mb_s < 985.0 && row.total_mb_s > 0.85 * 985.0, "{row:?}");
+    // The same four on an NVMe-socket JMB585 (PCIe 3.0 x2: 1,970 MB/s raw) run at their own
+    // rate: 4 x 251 = 1,004 MB/s.
+    let t = load(
+        "[host]\nboard = \"hardkernel-odroid-h4\"\n[[node]]\nid = \"hba\"\npart = \"jmb585\"\nm2 = \"M2_SSD1\"\n\
+         [[drive]]\nid = \"d\"\ncount = 4\npart = \"toshiba-n300-8tb\"\nparent = \"hba\"\nport = 0\n",
+    );
+    let row = bound_of(&t, &["d0", "d1", "d2", "d3"], Mix::Read);
+    assert!((row.total_mb_s - 4.0 * 251.0).abs() < 0.02 * 1004.0, "{row:?}");
+}
