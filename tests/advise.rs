@@ -64,6 +64,37 @@ fn b550_port_multiplier_build_first_suggestion_holds() {
     assert_eq!(first["kind"], "replace-controller", "{first}");
     // It takes no new slot: the card is replaced where it is.
     assert_eq!(first["slots_added"], 0, "{first}");
+    // The catalog's three 8-port HBAs each give the eight drives a port of their own, so each
+    // lifts the answer to the same 8 x 175 = 1,400 MB/s with the drives' media binding: one
+    // suggestion, the other two listed as its alternatives, not three in a row.
+    let alts: Vec<&str> =
+        first["alternatives"].as_array().unwrap().iter().map(|a| a["parts"][0].as_str().unwrap()).collect();
+    let mut all = alts.clone();
+    all.push(first["parts"][0].as_str().unwrap());
+    all.sort();
+    assert_eq!(all, ["broadcom-sas3408", "lsi-sas2308", "lsi-sas3008"], "{first}");
+    let v = json(&iopath(&[
+        "advise",
+        "configs/b550-jmb585-8hdd.toml",
+        "--workload",
+        "seqread",
+        "--runtime",
+        "0.5s",
+        "--json",
+        "--top",
+        "100",
+    ]));
+    let replaced_on_own_ports = v["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            s["kind"] == "replace-controller"
+                && s["change"].as_str().unwrap().contains("every drive on its own port")
+                && s["bottleneck"]["id"] == first["bottleneck"]["id"]
+        })
+        .count();
+    assert_eq!(replaced_on_own_ports, 1, "{v}");
 }
 
 #[test]

@@ -142,7 +142,12 @@ pub fn advice_text(file: &str, a: &Advice, top: usize) -> String {
             let alts: Vec<String> = x
                 .alternatives
                 .iter()
-                .map(|y| format!("{} ({})", y.parts.join(" + "), value(y.value, a.unit)))
+                .map(|y| {
+                    // A NIC bought for both ends is listed once.
+                    let mut parts = y.parts.clone();
+                    parts.dedup();
+                    format!("{} ({})", parts.join(" + "), value(y.value, a.unit))
+                })
                 .collect();
             let _ = writeln!(s, "   the same with: {} (same gain within 1%, same bottleneck)", alts.join(", "));
         }

@@ -422,8 +422,13 @@ pub fn plan(req: &PlanRequest, cat: &Catalog, sim: &SimOptions) -> Result<Plan, 
     let invalid = loaded.iter().filter(|l| l.is_none()).count();
     let mut keep: Vec<(Draft, Topology, WorkloadSpec, f64)> = loaded.into_iter().flatten().collect();
     if keep.is_empty() {
+        let head = if considered == 0 {
+            "no build has the ports".to_string()
+        } else {
+            format!("none of the {considered} builds loads")
+        };
         return Err(AdviseError::Plan(format!(
-            "none of the {considered} builds loads: no set of up to three catalog cards in the places here{} takes {} \
+            "{head}: no set of up to three catalog cards in the places here{} takes {} \
              drives (with the onboard SATA ports)",
             if req.client.is_some() { ", one place left for the NIC," } else { "" },
             req.count
