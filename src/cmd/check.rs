@@ -229,8 +229,8 @@ fn clients_section(t: &iopath_model::Topology, clients: &[iopath_model::net::Cli
     if clients.iter().any(|c| c.protocol == iopath_model::net::Protocol::Smb3) {
         let _ = writeln!(
             s,
-            "  smbd: one process per client on one core at {} MB/s, reading each request at {} MB/s before sending it",
-            h.smbd_core_mb_s, h.smbd_read_mb_s
+            "  smbd: one process per client, its main thread on one core: one copy per byte at {} MB/s and {} us per request; reading each request at {} MB/s before sending it",
+            h.cpu_memcpy_mb_s, h.smbd_request_us, h.smbd_read_mb_s
         );
     }
     s
