@@ -307,6 +307,8 @@ const NVME: &[&str] = &["nvme"];
 /// Host figures of the SMB3 server process: filled in on every host, shown only in
 /// `check`'s client lines (a host without SMB3 clients never uses them).
 const SMB: &[&str] = &["smb3"];
+/// Host figures of the NFS server (knfsd), likewise shown only for NFS clients.
+const NFS: &[&str] = &["nfs"];
 const MPS_128: &str = "128 bytes, the smallest Max Payload Size every PCIe function supports and the power-on value of Max_Payload_Size (PCI Express Base Specification, Device Capabilities and Device Control registers)";
 
 /// smbd's CPU time per request besides its copies [us] (`net::smbd_s_per_byte`).
@@ -564,11 +566,13 @@ pub const FIGURES: &[FigureSpec] = &[
     num(Host, "nfsd_threads", false, 1.0, 4096.0, "knfsd server threads, each serving one RPC at a time on any core").or(
         N(8.0),
         "8: the default count of knfsd threads (nfs.conf(5) [nfsd] threads=8; rpc.nfsd(8): 'nproc ... 8 if not specified')",
-    ),
+    )
+    .only(NFS),
     num(Host, "nfsd_request_us", false, 0.0, 10_000.0, "CPU time of one knfsd thread per NFS READ or WRITE RPC besides copying its data [us]").or(
         N(SMBD_REQUEST_US),
         "as smbd_request_us (a request received, decoded, dispatched to the filesystem and answered), taken for knfsd's RPC too; not measured for knfsd (this kernel's rig has no nfsd)",
-    ),
+    )
+    .only(NFS),
     num(Host, "smbd_read_mb_s", false, 1.0, 1e6, "rate at which smbd reads a request's data (page cache to its buffer) before it sends any of it [MB/s]").or(
         N(2000.0),
         "2,000 MB/s, inferred: the order of one core's copy of 8 MiB out of the page cache under load (first fitted on tests/net_rig.rs's 1 Gbit/s smbclient get on a 2-core host at load average 10, 113 MB/s against 119.5 MB/s of link, as 1/(1/113 - 1/119.5)); on the idle host the same gets reach 119.0 and 296.2 MB/s at 1 and 2.5 Gbit/s, at the line, so with smbclient's two requests in flight this wait never binds and the rig does not constrain it further",
