@@ -116,10 +116,11 @@ fn n100_nas_client_first_suggestion_holds() {
         &["--workload", "copy-from-nas", "--runtime", "1s"],
     );
     // 2.5GBASE-T at MTU 1500 carries 312.5 x 1448/1538 = 294 MB/s of TCP payload: the
-    // I226-V's port binds today. A 10 GbE NIC at both ends lifts the wire to ~1,180 MB/s,
-    // so something else (Samba's one core per client) binds next, above 294.
+    // I226-V's port binds today. A 10 GbE (or faster) NIC at both ends lifts the wire to
+    // ~1,180 MB/s, so the pool binds next: a RAIDZ2 of six WD Red Plus reads four data
+    // drives' worth, 4 x 175 MB/s (outer zone, catalog) = 700 MB/s.
     assert!((before - 294.0).abs() < 3.0, "{before}");
-    assert!(after > 1.5 * before, "{after}");
+    assert!(after > 0.97 * 700.0 && after <= 700.0 * 1.01, "{after}");
     assert_eq!(first["kind"], "upgrade-nic", "{first}");
 }
 
