@@ -182,3 +182,92 @@ fn device_on(b: &iopath_model::board::Board, name: &str, mode: Option<iopath_mod
         Place::Sata(p) => format!("[[drive]]\nid = \"p{i}\"\npart = \"wd-red-plus-4tb\"\nport = \"{p}\"\n"),
     }
 }
+
+#[test]
+fn the_catalog_has_twenty_boards_and_each_takes_a_drive_on_every_sata_port() {
+    let boards = iopath_model::board::builtin();
+    assert!(boards.len() >= 20, "{} boards", boards.len());
+    // Two boards' sources list no SATA ports (their notes say so).
+    for b in boards.iter().filter(|b| !b.sata.is_empty()) {
+        let mut text = format!("[host]\nboard = {:?}\n", b.id);
+        for (i, p) in b.sata.iter().flat_map(|g| g.ports.iter()).enumerate() {
+            text += &format!("[[drive]]\nid = \"d{i}\"\npart = \"toshiba-n300-8tb\"\nport = {p:?}\n");
+        }
+        let t = load(&text);
+        // Each drive hangs on the port's onboard controller, at the port's number in it.
+        for (i, p) in b.sata.iter().flat_map(|g| g.ports.iter()).enumerate() {
+            let (g, ix) = b.sata_port(p).unwrap();
+            let d = &t.nodes[t.node(&format!("d{i}")).unwrap()];
+            assert_eq!(t.nodes[d.parent.unwrap()].id, g.controller, "{}: {p}", b.id);
+            assert_eq!(d.port, Some(ix as u32), "{}: {p}", b.id);
+        }
+    }
+}
+
+#[test]
+fn the_odroid_h4s_four_sata_ports_share_the_asm1064s_one_lane() {
+    // Four N300 8 TB at 251 MB/s (outer zone, catalog) want 1,004 MB/s; the ASM1064 sits on
+    // one PCIe 3.0 lane of the SoC (8 GT/s x 128/130 = 985 MB/s raw, less the TLP headers),
+    // so the four together get less than 985 MB/s and each less than its own 251.
+    let t = load(
+        "[host]\nboard = \"hardkernel-odroid-h4\"\n[[drive]]\nid = \"d\"\ncount = 4\npart = \"toshiba-n300-8tb\"\nport = \"SATA1\"\n",
+    );
+    let row = bound_of(&t, &["d0", "d1", "d2", "d3"], Mix::Read);
+    assert!(row.total_mb_s < 985.0 && row.total_mb_s > 0.85 * 985.0, "{row:?}");
+    // The same four on an NVMe-socket JMB585 (PCIe 3.0 x2: 1,970 MB/s raw) run at their own
+    // rate: 4 x 251 = 1,004 MB/s.
+    let t = load(
+        "[host]\nboard = \"hardkernel-odroid-h4\"\n[[node]]\nid = \"hba\"\npart = \"jmb585\"\nm2 = \"M2_SSD1\"\n\
+         [[drive]]\nid = \"d\"\ncount = 4\npart = \"toshiba-n300-8tb\"\nparent = \"hba\"\nport = 0\n",
+    );
+    let row = bound_of(&t, &["d0", "d1", "d2", "d3"], Mix::Read);
+    assert!((row.total_mb_s - 4.0 * 251.0).abs() < 0.02 * 1004.0, "{row:?}");
+}
+
+#[test]
+fn the_unify_in_cpu_mode_gives_m2_2_four_cpu_lanes_and_keeps_the_x1_slots() {
+    // MSI's table: in Chipset mode (default) M2_2 is PCIe 3.0 x2 from the B550 and takes the
+    // lanes of PCI_E2/PCI_E3; in CPU mode PCI_E1 runs x8 and M2_2 gets 4.0 x4 from the CPU.
+    let ssd = "[[drive]]\nid = \"a\"\npart = \"samsung-990pro-2tb\"\nm2 = \"M2_2\"\n";
+    let nic = "[[node]]\nid = \"nic\"\npart = \"intel-i210\"\nslot = \"PCI_E2\"\n";
+    let hba = "[[node]]\nid = \"hba\"\npart = \"lsi-sas3008\"\nslot = \"PCI_E1\"\n";
+    let cpu = load(&format!("[host]\nboard = \"msi-meg-b550-unify\"\nbios = \"cpu-mode\"\n{ssd}{nic}{hba}"));
+    let node = |t: &Topology, id: &str| t.nodes[t.node(id).unwrap()].clone();
+    let a = node(&cpu, "a");
+    assert_eq!((a.link.generation, a.link.lanes, cpu.nodes[a.parent.unwrap()].id.as_str()), (4, 4, "host"));
+    // The SAS3008 is a x8 card: in PCI_E1 (x16 wired, x8 in CPU mode) it trains at x8 either
+    // way; the slot's own width is what CPU mode narrows.
+    assert_eq!(cpu.board.as_ref().unwrap().slot("PCI_E1").unwrap().electrical_lanes, 8);
+    // The 990 PRO (PCIe 4.0 x4, 7,450 MB/s reads) on four CPU lanes: 4 x 1,969 = 7,877 MB/s
+    // raw, so the drive's own rate binds, not a x2 chipset link (1,969 raw).
+    let row = bound_of(&cpu, &["a"], Mix::Read);
+    assert!(row.total_mb_s > 2.0 * 1969.0, "{row:?}");
+    // Default (Chipset) mode: the same file without `bios` refuses the NIC in PCI_E2.
+    let e =
+        Topology::parse("t.toml", &format!("[host]\nboard = \"msi-meg-b550-unify\"\n{ssd}{nic}"), &Catalog::builtin())
+            .unwrap_err()
+            .to_string();
+    assert!(e.contains("rule m2_2-x1-slots"), "{e}");
+    let def = load(&format!("[host]\nboard = \"msi-meg-b550-unify\"\n{ssd}"));
+    let a = node(&def, "a");
+    assert_eq!((a.link.generation, a.link.lanes, def.nodes[a.parent.unwrap()].id.as_str()), (3, 2, "chipset"));
+}
+
+#[test]
+fn a_cpu_with_pcie_3_root_ports_lowers_the_cpu_places_generation() {
+    // The UNIFY's table gives M2_1 as '4.0/ 3.0 x4*': '* PCIe/ M.2 specifications may vary
+    // depending on the CPU installed'. The generation is the CPU's root ports': a Ryzen APU
+    // (PCIe 3.0) written as root_gen = 3 trains a PCIe 4.0 SSD in M2_1 at 3.0 x4 (3,938.5
+    // MB/s raw, 3,565 of read payload), below the 990 PRO's 7,450.
+    let t = |params: &str| {
+        load(&format!(
+            "[host]\nboard = \"msi-meg-b550-unify\"\n{params}[[drive]]\nid = \"a\"\npart = \"samsung-990pro-2tb\"\nm2 = \"M2_1\"\n"
+        ))
+    };
+    let apu = t("params = { root_gen = 3 }\n");
+    assert_eq!(apu.nodes[apu.node("a").unwrap()].link.generation, 3);
+    let row = bound_of(&apu, &["a"], Mix::Read);
+    assert!(row.total_mb_s < 3938.5, "{row:?}");
+    let zen3 = t("");
+    assert_eq!(zen3.nodes[zen3.node("a").unwrap()].link.generation, 4);
+}

@@ -76,3 +76,44 @@ fn simulating_a_client_without_a_pool_is_refused_naming_both_options() {
     assert!(e.contains("--client laptop without --pool"), "{e}");
     assert!(e.contains("iopath check"), "{e}");
 }
+
+#[test]
+fn check_names_knfsd_when_its_copies_bind_an_nfs_write() {
+    // One core copying 2,000 MB/s serves a 25 GbE NFS client: a WRITE's two copies and 16 us
+    // per 1 MiB RPC on knfsd's threads, over min(8 threads, 1 core) = 1 core:
+    // 1 / (2/2,000 + 16/1,048,576) = 985.0 MB/s, below the 2,942 MB/s of TCP payload 25 GbE
+    // carries; a READ is spliced, so the wire binds it: 3,125 x 1448/1538 less NFS's 132
+    // reply header bytes per 1 MiB, 2,942.2 / (1 + 132/1,048,576) = 2,941.8 MB/s.
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+[host]
+part = "amd-am5"
+params = { cpu_cores = 1, cpu_memcpy_mb_s = 2000 }
+[[node]]
+id = "nic0"
+part = "mellanox-connectx-4-lx"
+parent = "host"
+[[node]]
+id = "hba"
+part = "asm1166"
+parent = "host"
+[[drive]]
+id = "d"
+part = "kingston-dc600m-1920"
+parent = "hba"
+[[client]]
+id = "vm"
+nic = "nic0"
+link = "25GbE"
+protocol = "nfs"
+"#;
+    let path = dir.path().join("nfs.toml");
+    std::fs::write(&path, text).unwrap();
+    let o = iopath(&["check", path.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("write     985.0 (binds host.nfsd)"), "{out}");
+    assert!(out.contains("read     2941.8 (binds nic0.p0.tx)"), "{out}");
+    assert!(out.contains("knfsd: 8 threads over 1 cores"), "{out}");
+    assert!(!out.contains("smbd:"), "{out}");
+}

@@ -189,7 +189,39 @@ pub struct SharingRule {
     /// What the manual says, in short.
     pub manual: String,
     pub source: String,
+    /// The BIOS lane mode the rule holds in ([`BiosMode`]; `default` = none chosen); none:
+    /// every mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bios: Option<String>,
 }
+
+/// A BIOS lane setting the manual lists (`[host] bios = "cpu-mode"`): it rewires places
+/// (their lanes, generation, CPU or chipset) and the rules written for another mode lapse.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BiosMode {
+    pub id: String,
+    /// The setting as the manual names it.
+    pub setting: String,
+    pub places: Vec<Rewire>,
+    pub source: String,
+}
+
+/// A place as a BIOS mode wires it.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rewire {
+    pub place: String,
+    #[serde(default)]
+    pub lanes: Option<u8>,
+    #[serde(default, rename = "gen")]
+    pub generation: Option<u8>,
+    #[serde(default)]
+    pub attach: Option<Attach>,
+}
+
+/// The name of the BIOS mode a board runs in when the topology chooses none.
+pub const DEFAULT_BIOS: &str = "default";
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -222,6 +254,12 @@ pub struct Board {
     pub bifurcation: Vec<Bifurcation>,
     #[serde(default, rename = "rule")]
     pub rules: Vec<SharingRule>,
+    /// BIOS lane modes besides the default.
+    #[serde(default, rename = "bios")]
+    pub bios: Vec<BiosMode>,
+    /// In a loaded topology's board: the BIOS mode chosen (`None`: the default).
+    #[serde(skip)]
+    pub bios_chosen: Option<String>,
     /// The manual or specification page the board comes from.
     pub source: String,
     #[serde(default)]
@@ -285,6 +323,44 @@ impl Board {
     /// The SATA group serving a port and the port's index in it.
     pub fn sata_port(&self, name: &str) -> Option<(&SataGroup, usize)> {
         self.sata.iter().find_map(|g| g.ports.iter().position(|p| p.eq_ignore_ascii_case(name)).map(|i| (g, i)))
+    }
+
+    /// The board in a BIOS mode (`None` or `default`: as wired): places rewired as the mode
+    /// says, the rules of other modes dropped. `Err`: no such mode, with the board's modes.
+    pub fn with_bios(&self, mode: Option<&str>) -> Result<Board, String> {
+        let mode = mode.filter(|m| !m.eq_ignore_ascii_case(DEFAULT_BIOS));
+        let mut b = self.clone();
+        let chosen = match mode {
+            None => DEFAULT_BIOS,
+            Some(m) => {
+                let Some(bm) = self.bios.iter().find(|x| x.id.eq_ignore_ascii_case(m)) else {
+                    let ids: Vec<&str> =
+                        std::iter::once(DEFAULT_BIOS).chain(self.bios.iter().map(|x| x.id.as_str())).collect();
+                    return Err(format!(
+                        "{} has no BIOS mode {m:?}{}; its modes: {}",
+                        self.name,
+                        did_you_mean(&suggest(m, ids.iter().copied())),
+                        ids.join(", ")
+                    ));
+                };
+                for r in &bm.places {
+                    if let Some(sl) = b.slots.iter_mut().find(|x| x.name.eq_ignore_ascii_case(&r.place)) {
+                        sl.electrical_lanes = r.lanes.unwrap_or(sl.electrical_lanes);
+                        sl.generation = r.generation.unwrap_or(sl.generation);
+                        sl.attach = r.attach.unwrap_or(sl.attach);
+                    }
+                    if let Some(m2) = b.m2.iter_mut().find(|x| x.name.eq_ignore_ascii_case(&r.place)) {
+                        m2.pcie_lanes = r.lanes.unwrap_or(m2.pcie_lanes);
+                        m2.pcie_gen = r.generation.or(m2.pcie_gen);
+                        m2.attach = r.attach.unwrap_or(m2.attach);
+                    }
+                }
+                b.bios_chosen = Some(bm.id.clone());
+                bm.id.as_str()
+            }
+        };
+        b.rules.retain(|r| r.bios.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(chosen)));
+        Ok(b)
     }
 
     pub fn onboard_device(&self, id: &str) -> Option<&Onboard> {
@@ -432,6 +508,31 @@ impl Board {
                 out.push(format!("{}: rule {} narrows to a width that is not a PCIe width", self.id, r.id));
             }
         }
+        for m in &self.bios {
+            for r in &m.places {
+                if self.slot(&r.place).is_none() && self.m2_socket(&r.place).is_none() {
+                    out.push(format!(
+                        "{}: BIOS mode {} rewires {}, which is no slot or socket",
+                        self.id, m.id, r.place
+                    ));
+                }
+                if r.lanes.is_some_and(|l| !widths.contains(&l)) || r.generation.is_some_and(|g| !(1..=5).contains(&g))
+                {
+                    out.push(format!(
+                        "{}: BIOS mode {} gives {} a width or generation PCIe lacks",
+                        self.id, m.id, r.place
+                    ));
+                }
+            }
+        }
+        for r in &self.rules {
+            if let Some(m) = &r.bios
+                && m != DEFAULT_BIOS
+                && !self.bios.iter().any(|x| &x.id == m)
+            {
+                out.push(format!("{}: rule {} holds in BIOS mode {m}, which the board does not have", self.id, r.id));
+            }
+        }
         for b in &self.bifurcation {
             if self.slot(&b.slot).is_none() {
                 out.push(format!("{}: bifurcation of {}, which is no slot", self.id, b.slot));
@@ -443,6 +544,7 @@ impl Board {
             .chain(self.sata.iter().map(|s| &s.source))
             .chain(self.onboard.iter().map(|s| &s.source))
             .chain(self.rules.iter().map(|s| &s.source))
+            .chain(self.bios.iter().map(|s| &s.source))
             .chain(self.chipset.iter().map(|s| &s.source));
         for s in sources {
             if s.trim().len() < 12 {
@@ -501,9 +603,10 @@ impl Topology {
         if !populated.iter().any(|(p, _)| p.eq_ignore_ascii_case(place)) {
             populated.push((place.to_string(), Mode::Pcie));
         }
-        // The board as loaded holds the effective widths; the rules start from the wiring.
-        let wired = find(&b.id).unwrap_or(b);
-        wired.effective_lanes(place, &populated)
+        // The board as loaded holds the effective widths; the rules start from the wiring
+        // (in the BIOS mode chosen).
+        let wired = find(&b.id).and_then(|w| w.with_bios(b.bios_chosen.as_deref()).ok());
+        wired.as_ref().unwrap_or(b).effective_lanes(place, &populated)
     }
 
     /// The file as written, with a card (a `[[node]]`) or a drive moved to another place:

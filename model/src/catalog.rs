@@ -307,8 +307,14 @@ const NVME: &[&str] = &["nvme"];
 /// Host figures of the SMB3 server process: filled in on every host, shown only in
 /// `check`'s client lines (a host without SMB3 clients never uses them).
 const SMB: &[&str] = &["smb3"];
+/// Host figures of the NFS server (knfsd), likewise shown only for NFS clients.
+const NFS: &[&str] = &["nfs"];
 const MPS_128: &str = "128 bytes, the smallest Max Payload Size every PCIe function supports and the power-on value of Max_Payload_Size (PCI Express Base Specification, Device Capabilities and Device Control registers)";
 
+/// smbd's CPU time per request besides its copies [us] (`net::smbd_s_per_byte`).
+pub const SMBD_REQUEST_US: f64 = 16.0;
+const SMBD_REQUEST_DEFAULT: &str = "16 us, fitted on tests/net_rig.rs's unshaped veth (Samba 4.17, one Emerald Rapids vCPU at 2.1 GHz): the CPU time of smbd's main thread for 1 GiB read in 65,536-byte requests (smb2 max read = 65536: 16,384 requests, 0.47 s) less that for 8 MiB requests (128 requests, 0.205 s), over the 16,256 requests more (/proc/PID/task/TID/stat); the per-byte part is the copy, cpu_memcpy_mb_s";
+const CPU_MEMCPY_DEFAULT: &str = "11,364 MB/s: one thread's memcpy of a 25,000,000-byte block, 2.2 ms on a Skylake desktop with dual-channel DDR4-2133 (stackoverflow.com/questions/39260020, 'Why is Skylake so much better than Broadwell-E for single-threaded memory throughput?'; 4.5 ms = 5,556 MB/s on a Broadwell-E, whose mesh-like ring and quad-channel controller give one core less: single-thread bandwidth is bounded by the misses a core keeps in flight over the memory latency, J. D. McCalpin); a client core with a ring bus";
 const ROOT_GEN_DEFAULT: &str = "no root-port generation stated: the root port is taken to train at PCIe 5.0, the newest modelled, so the device and the slot decide";
 const DMA_READ_LATENCY_DEFAULT: &str = "0.5 us, the order of an unloaded DMA read round trip measured by pcie-bench on Xeon hosts (Neugebauer et al., 'Understanding PCIe performance for end host networking', SIGCOMM 2018; summarised as 'PCIe latency adds 300-400ns on unloaded systems' in artpol84/poc arch/HW_characteristics.md) plus DRAM; not this host's";
 const MRRS_DEFAULT: &str = "512 bytes, the power-on value of Max_Read_Request_Size (PCI Express Base Specification, Device Control register), which Linux keeps by default (pcie_bus_config PCIE_BUS_DEFAULT does not touch MRRS)";
@@ -414,6 +420,7 @@ pub const FIGURES: &[FigureSpec] = &[
     num(Host, "cpu_aes_gcm_mb_s", false, 1.0, 1e6, "AES-256-GCM encryption on one core [MB/s]").or(N(2_869.0), CPU_AES_GCM_DEFAULT),
     num(Host, "cpu_lz4_mb_s", false, 1.0, 1e6, "lz4 compression on one core, MB/s of input (decompression is ~6x faster) [MB/s]").or(N(740.0), CPU_LZ4_DEFAULT),
     num(Host, "cpu_zstd_mb_s", false, 1.0, 1e6, "zstd level 3 compression on one core, MB/s of input [MB/s]").or(N(318.0), CPU_ZSTD_DEFAULT),
+    num(Host, "cpu_memcpy_mb_s", false, 1.0, 1e6, "one core's copy of data out of cache (a file server's page cache to its buffer, its buffer to a socket) [MB/s]").or(N(11_364.0), CPU_MEMCPY_DEFAULT),
     // Chipsets and PCIe switches: a shared uplink.
     link(Switch, "uplink", true, false, "uplink generation: pcie1..pcie5, dmi1..dmi4"),
     int_of(Switch, "lanes", true, PCIE_WIDTHS, "uplink lanes"),
@@ -551,11 +558,21 @@ pub const FIGURES: &[FigureSpec] = &[
     int_of(Nic, "mps", false, PAYLOAD_SIZES, "Max Payload Size the NIC supports (DevCap) [bytes]").or(N(128.0), MPS_128),
     int(Nic, "ports", true, 1.0, 16.0, "Ethernet ports"),
     num(Nic, "port_gbps", true, 0.0, 1000.0, "fastest data rate of one port [Gb/s]; 0: no line of its own (a veth)"),
-    num(Host, "smbd_core_mb_s", false, 1.0, 1e6, "payload one smbd process moves on its one core for its client [MB/s]").or(
-        N(600.0),
-        "600 MB/s: one smbd process on one core serving one SMB3 connection over 2 x 10 GbE moved 300-600 MB/s, limited by one core of client or server (L. A. Walsh, samba-technical, 29 Oct 2014, 'Status and demo of SMB3 Multi-Channel in Samba'); a CPU of 2014, a faster host part states its own",
+    num(Host, "smbd_request_us", false, 0.0, 10_000.0, "CPU time smbd's process spends per SMB2 READ or WRITE besides copying its data: receiving and parsing the request, credits, handing the file I/O to its thread pool and queueing the response [us]").or(
+        N(SMBD_REQUEST_US),
+        SMBD_REQUEST_DEFAULT,
     )
     .only(SMB),
+    num(Host, "nfsd_threads", false, 1.0, 4096.0, "knfsd server threads, each serving one RPC at a time on any core").or(
+        N(8.0),
+        "8: the default count of knfsd threads (nfs.conf(5) [nfsd] threads=8; rpc.nfsd(8): 'nproc ... 8 if not specified')",
+    )
+    .only(NFS),
+    num(Host, "nfsd_request_us", false, 0.0, 10_000.0, "CPU time of one knfsd thread per NFS READ or WRITE RPC besides copying its data [us]").or(
+        N(SMBD_REQUEST_US),
+        "as smbd_request_us (a request received, decoded, dispatched to the filesystem and answered), taken for knfsd's RPC too; not measured for knfsd (this kernel's rig has no nfsd)",
+    )
+    .only(NFS),
     num(Host, "smbd_read_mb_s", false, 1.0, 1e6, "rate at which smbd reads a request's data (page cache to its buffer) before it sends any of it [MB/s]").or(
         N(2000.0),
         "2,000 MB/s, inferred: the order of one core's copy of 8 MiB out of the page cache under load (first fitted on tests/net_rig.rs's 1 Gbit/s smbclient get on a 2-core host at load average 10, 113 MB/s against 119.5 MB/s of link, as 1/(1/113 - 1/119.5)); on the idle host the same gets reach 119.0 and 296.2 MB/s at 1 and 2.5 Gbit/s, at the line, so with smbclient's two requests in flight this wait never binds and the rig does not constrain it further",

@@ -49,11 +49,15 @@ pub enum Kernel {
     Lz4,
     /// zstd compression at level 3 (ZFS `compression=zstd`).
     Zstd,
+    /// One copy of data out of cache into memory out of cache: what a file server's
+    /// `pread` from the page cache or `sendmsg` into a socket's buffers does per byte
+    /// ([`crate::net`]: smbd's and knfsd's copies).
+    Memcpy,
 }
 
 impl Kernel {
     /// Every kernel, in declaration order.
-    pub const ALL: [Kernel; 10] = [
+    pub const ALL: [Kernel; 11] = [
         Kernel::Fletcher4,
         Kernel::Sha256,
         Kernel::Blake3,
@@ -64,6 +68,7 @@ impl Kernel {
         Kernel::AesGcm,
         Kernel::Lz4,
         Kernel::Zstd,
+        Kernel::Memcpy,
     ];
 
     /// The kebab-case name (as serde writes it): `fletcher4`, `raid-pq`, `aes-gcm`.
@@ -79,6 +84,7 @@ impl Kernel {
             Kernel::AesGcm => "aes-gcm",
             Kernel::Lz4 => "lz4",
             Kernel::Zstd => "zstd",
+            Kernel::Memcpy => "memcpy",
         }
     }
 
@@ -95,6 +101,7 @@ impl Kernel {
             Kernel::AesGcm => "cpu_aes_gcm_mb_s",
             Kernel::Lz4 => "cpu_lz4_mb_s",
             Kernel::Zstd => "cpu_zstd_mb_s",
+            Kernel::Memcpy => "cpu_memcpy_mb_s",
         }
     }
 
@@ -111,6 +118,7 @@ impl Kernel {
             Kernel::AesGcm => "AES-256-GCM encryption",
             Kernel::Lz4 => "lz4 compression",
             Kernel::Zstd => "zstd level 3 compression",
+            Kernel::Memcpy => "memory copy (file server)",
         }
     }
 
@@ -139,6 +147,7 @@ pub fn kernel_mb_s(h: &HostFigures, k: Kernel) -> f64 {
         Kernel::AesGcm => h.cpu_aes_gcm_mb_s,
         Kernel::Lz4 => h.cpu_lz4_mb_s,
         Kernel::Zstd => h.cpu_zstd_mb_s,
+        Kernel::Memcpy => h.cpu_memcpy_mb_s,
     }
 }
 

@@ -25,8 +25,21 @@
 //!   host to device, like a disk write; data it receives, device to host, like a disk read;
 //!   so a NIC behind a chipset shares the chipset's uplink with its SATA controllers;
 //! - **the server's protocol process**: Samba serves each client connection from one `smbd`
-//!   process, so its copies of the client's bytes are on one core: a resource of its own,
-//!   `host.smbd.CLIENT`, at the host's `smbd_core_mb_s`.
+//!   process whose main thread receives every request and sends every response: a resource
+//!   of its own, `host.smbd.CLIENT`, one core ([`smbd_s_per_byte`]). smbd reads a file with
+//!   `pread()` on a thread pool and sends the response with `sendmsg()` from the main thread
+//!   (S. Metzmacher, io-uring list, 2020: 'smbd uses pread() from within a pthread based
+//!   threadpool for file io and sendmsg() to deliver the response to the socket ... The main
+//!   smbd is cpu bound'), so per payload byte the main thread makes one copy (user buffer to
+//!   the socket's buffers; for a write, the socket's into the buffer) at the host's
+//!   `cpu_memcpy_mb_s`, runs AES for signing or encryption, and per request spends
+//!   `smbd_request_us`. The pool threads' `pread` copies run on other cores and are not
+//!   charged (4 to 16 cores each copy ~10 GB/s: far from binding a NAS);
+//! - **knfsd**: NFS is served by `nfsd_threads` kernel threads on any core, shared by every
+//!   NFS client (`host.nfsd`, [`nfsd_s_per_byte`]): a READ's pages are spliced from the page
+//!   cache into the socket without a copy (Linux fs/nfsd/vfs.c `nfsd_splice_read`; the TCP
+//!   transport sends the pages themselves), a WRITE copies the socket's data into the RPC's
+//!   pages and those into the page cache (two copies); each RPC costs `nfsd_request_us`.
 //!
 //! - **requests**: each request waits once for the round trip and, for SMB3, for smbd's read
 //!   of its data before any of it is sent (`smbd_read_mb_s`); a client keeps `outstanding`
@@ -258,6 +271,8 @@ pub struct NetResources {
     /// Per client (in [`Topology::clients`] order): the server NIC port's line (towards the
     /// client, from it), the client's own link (into the client, out of it), smbd's core.
     clients: Vec<ClientResources>,
+    /// knfsd's threads, shared by every NFS client (none without one).
+    nfsd: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -291,13 +306,18 @@ pub(crate) fn push_resources(g: &mut ResourceGraph, t: &Topology) -> NetResource
         let kind = if matches!(c.link, ClientLink::Tbf { .. }) { "tbf" } else { "ethernet" };
         let rx = g.push(format!("client.{}.link.rx", c.id), c.nic, Side::Down, kind, mb_s);
         let tx = g.push(format!("client.{}.link.tx", c.id), c.nic, Side::Up, kind, mb_s);
+        // For display: the core's rate for the client's own largest reads.
         let smbd = (c.protocol == Protocol::Smb3).then(|| {
-            let mb_s = t.host_figures().smbd_core_mb_s;
+            let mb_s = 1.0 / smbd_s_per_byte(t, c, c.request_bytes) / 1e6;
             g.push(format!("host.smbd.{}", c.id), 0, Side::Internal, "cpu", mb_s)
         });
         clients.push(ClientResources { wire, link: (rx, tx), smbd });
     }
-    NetResources { clients }
+    let nfsd = t.clients.iter().find(|c| c.protocol == Protocol::Nfs).map(|c| {
+        let mb_s = 1.0 / nfsd_s_per_byte(t, Dir::Write, c.request_bytes) / 1e6;
+        g.push("host.nfsd".to_string(), 0, Side::Internal, "cpu", mb_s)
+    });
+    NetResources { clients, nfsd }
 }
 
 /// The index of a client in [`Topology::clients`].
@@ -338,23 +358,49 @@ pub fn client_costs(t: &Topology, graph: &ResourceGraph, client: &str, dir: Dir,
         out.extend(pcie_costs(rates, *up, *down, dir, pcie_bytes));
     }
     if let Some(s) = r.smbd {
-        out.push(Cost { resource: s, s_per_byte: smbd_s_per_byte(t, c) });
+        out.push(Cost { resource: s, s_per_byte: smbd_s_per_byte(t, c, request) });
+    }
+    if let (Protocol::Nfs, Some(n)) = (c.protocol, graph.net.nfsd) {
+        out.push(Cost { resource: n, s_per_byte: nfsd_s_per_byte(t, dir, request) });
     }
     out
 }
 
-/// Seconds of smbd's one core per payload byte: its copies (`smbd_core_mb_s`) and, with
+/// Copies smbd's main thread makes of each payload byte: `sendmsg()` of a read's buffer into
+/// the socket, or the receive of a write's data into its buffer (the file I/O's own copy runs
+/// on the thread pool; see the module documentation).
+pub const SMBD_MAIN_COPIES: f64 = 1.0;
+
+/// Copies a knfsd thread makes of each payload byte: none for a READ (spliced pages), two
+/// for a WRITE (socket to the RPC's pages, pages to the page cache).
+pub fn nfsd_copies(dir: Dir) -> f64 {
+    match dir {
+        Dir::Read => 0.0,
+        Dir::Write => 2.0,
+    }
+}
+
+/// Seconds of smbd's one core per payload byte of `request`-byte requests: its copy at the
+/// host's `cpu_memcpy_mb_s`, its share of the per-request cost `smbd_request_us` and, with
 /// encryption or signing, AES on the same core (SMB 3.1.1 encrypts with AES-GCM and signs
 /// with AES-GMAC, GCM's authentication without the cipher; both at the host's per-core
-/// AES-GCM rate, [`crate::cpu::Kernel::AesGcm`], an upper bound on signing's cost).
-pub fn smbd_s_per_byte(t: &Topology, c: &Client) -> f64 {
+/// AES-GCM rate, [`crate::cpu::Kernel::AesGcm`]; SMB 3.0's AES-CMAC signing is slower).
+pub fn smbd_s_per_byte(t: &Topology, c: &Client, request: u64) -> f64 {
     let h = t.host_figures();
     let aes = if c.smb_encryption || c.smb_signing {
         1.0 / (crate::cpu::kernel_mb_s(h, crate::cpu::Kernel::AesGcm) * 1e6)
     } else {
         0.0
     };
-    1.0 / (h.smbd_core_mb_s * 1e6) + aes
+    SMBD_MAIN_COPIES / (h.cpu_memcpy_mb_s * 1e6) + h.smbd_request_us * 1e-6 / request.max(1) as f64 + aes
+}
+
+/// Seconds of knfsd's threads per payload byte of `request`-byte RPCs in direction `dir`:
+/// each thread's copies and per-RPC cost, spread over `min(nfsd_threads, cpu_cores)` cores.
+pub fn nfsd_s_per_byte(t: &Topology, dir: Dir, request: u64) -> f64 {
+    let h = t.host_figures();
+    let one = nfsd_copies(dir) / (h.cpu_memcpy_mb_s * 1e6) + h.nfsd_request_us * 1e-6 / request.max(1) as f64;
+    one / h.nfsd_threads.min(h.cpu_cores).max(1.0)
 }
 
 /// A full-duplex PCIe link's costs for `bytes` per payload byte: a client's read is the NIC
@@ -612,28 +658,134 @@ link = "10GbE"
         assert!(b.total_mb_s < 500.0 * 1448.0 / 1514.0, "below the raw 500 MB/s of 5 GT/s x1 with 8b/10b");
     }
 
+    /// As [`topo`] with host figures overridden (`params = { ... }` on the host).
+    fn topo_host(params: &str, nic: &str, client: &str) -> Topology {
+        let text = format!(
+            r#"
+[host]
+part = "amd-am5"
+params = {{ {params} }}
+[[node]]
+id = "nic0"
+part = "{nic}"
+parent = "host"
+[[node]]
+id = "hba"
+part = "asm1166"
+parent = "host"
+[[drive]]
+id = "d"
+part = "kingston-dc600m-1920"
+parent = "hba"
+[[client]]
+id = "laptop"
+nic = "nic0"
+{client}
+"#
+        );
+        Topology::parse("t.toml", &text, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// 25 GbE, MTU 1500: 3,125 MB/s of line x 1448/1538 of TCP payload per frame, less the
+    /// 84 header bytes per request [MB/s].
+    fn payload_25gbe(request: f64) -> f64 {
+        3125.0 * 1448.0 / 1538.0 / (1.0 + 84.0 / request)
+    }
+
     #[test]
-    fn one_smbd_core_binds_a_25gbe_client() {
-        // 25 GbE carries ~2.9 GB/s of payload, above the 600 MB/s of one smbd core.
-        let t = topo("mellanox-connectx-4-lx", "link = \"25GbE\"");
+    fn a_desktop_cores_smbd_does_not_bind_25gbe() {
+        // Ryzen 7000 (amd-am5): one copy per byte at 11,364 MB/s and 16 us per 8 MiB read:
+        // 1 / (1/11,364 + 16/8,388,608) MB/s = 11,121 MB/s on smbd's core, above the 2,942
+        // MB/s of TCP payload 25 GbE carries: the client's link binds, not Samba.
+        // 16 requests in flight, as a Windows client granted credits keeps them: the window
+        // (smbclient's 2 reads of 8 MiB, each waiting for smbd's read of it) out of the way.
+        let t = topo("mellanox-connectx-4-lx", "link = \"25GbE\"\noutstanding = 16");
+        let c = t.client("laptop").unwrap();
+        let smbd = 1.0 / smbd_s_per_byte(&t, c, 8 << 20) / 1e6;
+        assert!((smbd - 1.0 / (1.0 / 11_364.0 + 16.0 / 8_388_608.0)).abs() < 1e-6, "{smbd}");
+        let b = net_only(&t, Dir::Read, 8 << 20);
+        assert!((b.total_mb_s - payload_25gbe(8_388_608.0)).abs() < 1e-6, "{b:?}");
+        assert!(!b.binding.starts_with("host.smbd"), "{b:?}");
+    }
+
+    #[test]
+    fn a_slow_copy_makes_one_smbd_core_bind_a_25gbe_client() {
+        // A core that copies 2,000 MB/s: 1 / (1/2,000 + 16/8,388,608) = 1,992.4 MB/s < 2,942.
+        let t = topo_host("cpu_memcpy_mb_s = 2000", "mellanox-connectx-4-lx", "link = \"25GbE\"\noutstanding = 16");
         let b = net_only(&t, Dir::Read, 8 << 20);
         assert_eq!(b.binding, "host.smbd.laptop");
-        assert!((b.total_mb_s - 600.0).abs() < 1e-6, "{b:?}");
-        // NFS is served by kernel threads on every core: no smbd resource.
-        let t = topo("mellanox-connectx-4-lx", "link = \"25GbE\"\nprotocol = \"nfs\"");
-        assert!(net_only(&t, Dir::Read, 1 << 20).total_mb_s > 2500.0);
+        let expected = 1.0 / (1.0 / 2000.0 + 16.0 / 8_388_608.0);
+        assert!((b.total_mb_s - expected).abs() < 1e-6, "{b:?} vs {expected}");
+        // A write copies once on the same core too (the socket's data into smbd's buffer).
+        let w = net_only(&t, Dir::Write, 8 << 20);
+        assert_eq!(w.binding, "host.smbd.laptop");
+        assert!((w.total_mb_s - expected).abs() < 1e-6, "{w:?}");
+    }
+
+    #[test]
+    fn small_requests_make_smbds_per_request_cost_bind() {
+        // 50 us per request over 64 KiB requests is 0.763 ns per byte, on top of 0.088 ns of
+        // copy: 1 / (1/11,364 + 50/65,536) = 1,175 MB/s, below 25 GbE's 2,939 at 64 KiB.
+        let t = topo_host(
+            "smbd_request_us = 50",
+            "mellanox-connectx-4-lx",
+            "link = \"25GbE\"\nrequest = \"64k\"\noutstanding = 64",
+        );
+        let b = net_only(&t, Dir::Read, 64 << 10);
+        assert_eq!(b.binding, "host.smbd.laptop", "{b:?}");
+        let expected = 1.0 / (1.0 / 11_364.0 + 50.0 / 65_536.0);
+        assert!((b.total_mb_s - expected).abs() < 1e-6, "{b:?} vs {expected}");
+        // The same client with 8 MiB requests: the per-request cost is 128x smaller per byte.
+        let t = topo_host("smbd_request_us = 50", "mellanox-connectx-4-lx", "link = \"25GbE\"\noutstanding = 16");
+        assert!(!net_only(&t, Dir::Read, 8 << 20).binding.starts_with("host.smbd"));
     }
 
     #[test]
     fn smb_encryption_adds_aes_on_smbds_core() {
-        // 25 GbE, encrypted: one core copies at 600 MB/s and runs AES-GCM at the host's
-        // per-core rate R, so it moves 1 / (1/600 + 1/R) MB/s; every frame also carries the
-        // 52-byte TRANSFORM_HEADER, which does not change what one core can do.
-        let t = topo("mellanox-connectx-4-lx", "link = \"25GbE\"\nsmb_encryption = true");
-        let r = crate::cpu::kernel_mb_s(t.host_figures(), crate::cpu::Kernel::AesGcm);
+        // 25 GbE, encrypted, AES-GCM at 1,500 MB/s per core: one core copies (11,364 MB/s),
+        // encrypts and handles each 8 MiB request: 1 / (1/11,364 + 1/1,500 + 16/8,388,608)
+        // = 1,321 MB/s; every frame also carries the 52-byte TRANSFORM_HEADER, which does
+        // not change what one core can do.
+        let t = topo_host(
+            "cpu_aes_gcm_mb_s = 1500",
+            "mellanox-connectx-4-lx",
+            "link = \"25GbE\"\nsmb_encryption = true\noutstanding = 16",
+        );
         let b = net_only(&t, Dir::Read, 8 << 20);
         assert_eq!(b.binding, "host.smbd.laptop");
-        assert!((b.total_mb_s - 1.0 / (1.0 / 600.0 + 1.0 / r)).abs() < 1e-6, "{b:?} with AES-GCM at {r}");
+        let expected = 1.0 / (1.0 / 11_364.0 + 1.0 / 1500.0 + 16.0 / 8_388_608.0);
+        assert!((b.total_mb_s - expected).abs() < 1e-6, "{b:?} vs {expected}");
+    }
+
+    #[test]
+    fn knfsd_splices_reads_and_copies_writes_twice_over_its_threads() {
+        // NFS has no smbd; knfsd's threads are one shared resource.
+        let t = topo("mellanox-connectx-4-lx", "link = \"25GbE\"\nprotocol = \"nfs\"");
+        let g = ResourceGraph::new(&t);
+        assert!(g.resources.iter().all(|r| !r.id.starts_with("host.smbd")));
+        assert_eq!(g.resources.iter().filter(|r| r.id == "host.nfsd").count(), 1);
+        // One core, copies at 2,000 MB/s: a WRITE's two copies and 16 us per 1 MiB RPC,
+        // 1 / (2/2,000 + 16/1,048,576) = 985.0 MB/s, below the link: knfsd binds.
+        let t = topo_host(
+            "cpu_cores = 1, cpu_memcpy_mb_s = 2000",
+            "mellanox-connectx-4-lx",
+            "link = \"25GbE\"\nprotocol = \"nfs\"",
+        );
+        let w = net_only(&t, Dir::Write, 1 << 20);
+        assert_eq!(w.binding, "host.nfsd", "{w:?}");
+        let expected = 1.0 / (2.0 / 2000.0 + 16.0 / 1_048_576.0);
+        assert!((w.total_mb_s - expected).abs() < 1e-6, "{w:?} vs {expected}");
+        // A READ is spliced: only the RPC cost, 65,536 MB/s on one core: the link binds.
+        let r = net_only(&t, Dir::Read, 1 << 20);
+        assert!(r.binding.starts_with("client.") || r.binding.starts_with("nic0."), "{r:?}");
+        // Four cores under eight threads: four times the write rate, 3,940 MB/s, above the
+        // link's 2,942.
+        let t = topo_host(
+            "cpu_cores = 4, cpu_memcpy_mb_s = 2000",
+            "mellanox-connectx-4-lx",
+            "link = \"25GbE\"\nprotocol = \"nfs\"",
+        );
+        assert_ne!(net_only(&t, Dir::Write, 1 << 20).binding, "host.nfsd");
     }
 
     #[test]

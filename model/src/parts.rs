@@ -71,8 +71,11 @@ pub struct HostFigures {
     pub cpu_cores: f64,
     /// CPU time of one I/O on one core, submission and completion [us].
     pub cpu_per_io_us: f64,
-    /// Payload one smbd process moves for its client on its one core [MB/s] ([`crate::net`]).
-    pub smbd_core_mb_s: f64,
+    /// CPU time of smbd's process per request besides its copies [us] ([`crate::net`]).
+    pub smbd_request_us: f64,
+    /// knfsd threads, and each one's CPU time per RPC besides its copies [us].
+    pub nfsd_threads: f64,
+    pub nfsd_request_us: f64,
     /// Rate at which smbd reads a request's data before sending any of it [MB/s].
     pub smbd_read_mb_s: f64,
     /// Per-core rates of the storage stack's CPU kernels ([`crate::cpu::Kernel`]) [MB/s].
@@ -86,6 +89,8 @@ pub struct HostFigures {
     pub cpu_aes_gcm_mb_s: f64,
     pub cpu_lz4_mb_s: f64,
     pub cpu_zstd_mb_s: f64,
+    /// One core's copy of data out of cache [MB/s] ([`crate::cpu::Kernel::Memcpy`]).
+    pub cpu_memcpy_mb_s: f64,
 }
 
 /// A chipset or PCIe switch: a shared uplink.
@@ -371,7 +376,9 @@ pub fn resolve(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<Resolve
             iommu_page_bytes: r.num("iommu_page_bytes"),
             cpu_cores: r.num("cpu_cores"),
             cpu_per_io_us: r.num("cpu_per_io_us"),
-            smbd_core_mb_s: r.num("smbd_core_mb_s"),
+            smbd_request_us: r.num("smbd_request_us"),
+            nfsd_threads: r.num("nfsd_threads"),
+            nfsd_request_us: r.num("nfsd_request_us"),
             smbd_read_mb_s: r.num("smbd_read_mb_s"),
             cpu_fletcher4_mb_s: r.num("cpu_fletcher4_mb_s"),
             cpu_sha256_mb_s: r.num("cpu_sha256_mb_s"),
@@ -383,6 +390,7 @@ pub fn resolve(kind: Kind, figures: &BTreeMap<String, Figure>) -> Result<Resolve
             cpu_aes_gcm_mb_s: r.num("cpu_aes_gcm_mb_s"),
             cpu_lz4_mb_s: r.num("cpu_lz4_mb_s"),
             cpu_zstd_mb_s: r.num("cpu_zstd_mb_s"),
+            cpu_memcpy_mb_s: r.num("cpu_memcpy_mb_s"),
         }),
         Kind::Switch => PartSpec::Switch(SwitchFigures {
             uplink: r.word("uplink"),

@@ -175,6 +175,10 @@ pub struct RawHost {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub board: Option<Spanned<String>>,
+    /// The board's BIOS lane mode (`iopath catalog BOARD` lists them; default: as wired).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub bios: Option<Spanned<String>>,
     /// Figure overrides, e.g. { completion_bytes = 64 }.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, serde_json::Value>")]

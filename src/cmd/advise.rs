@@ -138,6 +138,19 @@ pub fn advice_text(file: &str, a: &Advice, top: usize) -> String {
         );
         let price = x.price.map(|p| format!("; price {p:.2}")).unwrap_or_default();
         let _ = writeln!(s, "   costs: {}{price}", x.cost);
+        if !x.alternatives.is_empty() {
+            let alts: Vec<String> = x
+                .alternatives
+                .iter()
+                .map(|y| {
+                    // A NIC bought for both ends is listed once.
+                    let mut parts = y.parts.clone();
+                    parts.dedup();
+                    format!("{} ({})", parts.join(" + "), value(y.value, a.unit))
+                })
+                .collect();
+            let _ = writeln!(s, "   the same with: {} (same gain within 1%, same bottleneck)", alts.join(", "));
+        }
     }
     s
 }

@@ -53,6 +53,31 @@ pub fn show(b: &Board) -> String {
             let _ = writeln!(s, "  {}: {}  {}", x.slot, x.modes.join(", "), x.source);
         }
     }
+    if !b.bios.is_empty() {
+        let _ = writeln!(s, "BIOS lane modes ([host] bios = \"ID\"; default: as above):");
+        for m in &b.bios {
+            let places: Vec<String> = m
+                .places
+                .iter()
+                .map(|r| {
+                    let mut w = Vec::new();
+                    if let Some(g) = r.generation {
+                        w.push(format!("PCIe {g}.0"));
+                    }
+                    if let Some(l) = r.lanes {
+                        w.push(format!("x{l}"));
+                    }
+                    if let Some(a) = r.attach {
+                        w.push(format!("from the {}", a.as_str()));
+                    }
+                    format!("{} {}", r.place, w.join(" "))
+                })
+                .collect();
+            let _ = writeln!(s, "  {}: {}", m.id, places.join("; "));
+            let _ = writeln!(s, "      setting: {}", m.setting);
+            let _ = writeln!(s, "      source: {}", m.source);
+        }
+    }
     if !b.rules.is_empty() {
         let _ = writeln!(s, "sharing rules:");
         for r in &b.rules {
@@ -64,7 +89,8 @@ pub fn show(b: &Board) -> String {
             if let Some(n) = &r.narrows {
                 effect.push(format!("{} runs x{}", n.place, n.lanes));
             }
-            let _ = writeln!(s, "  {}: {} populated{mode} -> {}", r.id, r.when.join(" and "), effect.join("; "));
+            let only = r.bios.as_ref().map(|m| format!(" [BIOS mode {m} only]")).unwrap_or_default();
+            let _ = writeln!(s, "  {}: {} populated{mode} -> {}{only}", r.id, r.when.join(" and "), effect.join("; "));
             let _ = writeln!(s, "      manual: {}", r.manual);
             let _ = writeln!(s, "      source: {}", r.source);
         }

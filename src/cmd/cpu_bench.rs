@@ -86,7 +86,10 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         print_json(&serde_json::json!({ "cpu": m.cpu, "logical_cpus": m.logical_cpus, "date": m.date,
             "part": part.id, "cores": cores.0, "kernels": rows }))?;
     } else {
-        print_text(&format!("{} ({} logical CPUs), {}: one core each, in cache\n", m.cpu, m.logical_cpus, m.date))?;
+        print_text(&format!(
+            "{} ({} logical CPUs), {}: one core each, in cache (memcpy: out of cache)\n",
+            m.cpu, m.logical_cpus, m.date
+        ))?;
         print_text(&table(&rates, cores.0))?;
     }
     if let Some(out) = &a.out {

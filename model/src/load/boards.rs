@@ -52,7 +52,7 @@ pub(crate) fn expand(sink: &mut Sink, cat: &Catalog, mut raw: RawTopology) -> (R
         no_board(sink, &mut raw);
         return (raw, None);
     };
-    let Some(board) = crate::board::find(name.get_ref()) else {
+    let Some(builtin) = crate::board::find(name.get_ref()) else {
         sink.at(
             known(&name),
             "host.board",
@@ -68,6 +68,17 @@ pub(crate) fn expand(sink: &mut Sink, cat: &Catalog, mut raw: RawTopology) -> (R
         drop_named_ports(&mut raw);
         return (raw, None);
     };
+    let bios = raw.host.as_ref().and_then(|h| h.bios.clone());
+    let in_mode = builtin.with_bios(bios.as_ref().map(|b| b.get_ref().as_str()));
+    let board = &in_mode.unwrap_or_else(|message| {
+        sink.at(
+            bios.as_ref().and_then(known),
+            "host.bios",
+            message,
+            Some(format!("`iopath catalog {}` lists its BIOS modes; leave bios out for the default", builtin.id)),
+        );
+        builtin.clone()
+    });
     if let Some(h) = raw.host.as_mut()
         && is_unwritten(&h.part)
     {
@@ -161,6 +172,9 @@ fn no_board(sink: &mut Sink, raw: &mut RawTopology) {
                 .to_string(),
         )
     };
+    if let Some(b) = raw.host.as_ref().and_then(|h| h.bios.as_ref()) {
+        sink.at(known(b), "host.bios", format!("bios = {:?} needs a board", b.get_ref()), help());
+    }
     for (i, n) in raw.node.iter().enumerate() {
         for (what, v) in [("slot", &n.slot), ("m2", &n.m2)] {
             if let Some(v) = v {

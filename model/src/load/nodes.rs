@@ -17,6 +17,7 @@ pub(crate) fn collect(sink: &mut Sink, cat: &Catalog, raw: &RawTopology) -> Draf
     let host_raw = raw.host.clone().unwrap_or(RawHost {
         part: Spanned::new(0..0, "generic-host".to_string()),
         board: None,
+        bios: None,
         params: BTreeMap::new(),
     });
     let mut d = Draft {

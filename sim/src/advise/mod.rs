@@ -79,6 +79,23 @@ pub struct Suggestion {
     /// The topology file with the change applied.
     #[serde(skip)]
     pub topology_toml: String,
+    /// Equivalent changes with other parts: the same change, the same gain (within 1% of
+    /// today's value), the same new bottleneck and slots (SAS3008 for SAS2308). The
+    /// suggestion itself is the best of them; `--apply` writes it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<Alternative>,
+}
+
+/// A change equivalent to a suggestion's, with other parts.
+#[derive(Debug, Clone, Serialize)]
+pub struct Alternative {
+    pub change: String,
+    pub cost: String,
+    pub parts: Vec<String>,
+    pub value: f64,
+    pub gain: f64,
+    pub gain_pct: f64,
+    pub bound_mb_s: f64,
 }
 
 /// The ranked changes for one goal.
@@ -204,6 +221,7 @@ pub fn advise(
                 bottleneck: r.bottleneck,
                 met: s.met,
                 topology_toml: l.text,
+                alternatives: Vec::new(),
             })
         })
         .collect();
@@ -216,6 +234,11 @@ pub fn advise(
         }
     }
     rank(&mut suggestions, opts.prices.is_some(), base_score.value.abs());
+    if opts.prices.is_none() {
+        // With a price list the parts' prices tell equivalent changes apart.
+        suggestions =
+            merge_equivalent(suggestions, base_score.value.abs(), |id| t.catalog().get(id).map(|p| p.name.clone()));
+    }
     Ok(Advice {
         goal: goal.clone(),
         goal_text: goal.describe(),
@@ -263,6 +286,59 @@ pub(crate) fn rank(s: &mut [Suggestion], priced: bool, base: f64) {
             .then(a.parts.len().cmp(&b.parts.len()))
             .then(b.gain.total_cmp(&a.gain))
     });
+}
+
+/// The change with its parts' ids and names blanked: what equivalent changes share.
+fn shape(x: &Suggestion, name: &impl Fn(&str) -> Option<String>) -> String {
+    let mut c = x.change.clone();
+    for id in &x.parts {
+        if let Some(n) = name(id).filter(|n| !n.is_empty()) {
+            c = c.replace(&n, "\u{b7}");
+        }
+        c = c.replace(id.as_str(), "\u{b7}");
+    }
+    c
+}
+
+/// Folds suggestions that differ only in the part bought into the best of them (ranked
+/// first): the same kind and change with the parts blanked, the same new bottleneck, slots
+/// added and goal state, and a gain in the same 1%-of-today bucket. What binds afterwards is
+/// then the same place, so the parts are alternatives for one change, not different changes.
+pub(crate) fn merge_equivalent(
+    ranked: Vec<Suggestion>,
+    base: f64,
+    name: impl Fn(&str) -> Option<String>,
+) -> Vec<Suggestion> {
+    let step = if base > 0.0 { 0.01 * base } else { 1.0 };
+    let key = |x: &Suggestion| {
+        (x.kind, shape(x, &name), x.bottleneck.id.clone(), x.slots_added, x.met, (x.gain / step).round() as i64)
+    };
+    let mut out: Vec<Suggestion> = Vec::new();
+    let mut keys = Vec::new();
+    for x in ranked {
+        let k = key(&x);
+        if x.parts.is_empty() {
+            out.push(x);
+            keys.push(None);
+            continue;
+        }
+        match keys.iter().position(|e| e.as_ref() == Some(&k)) {
+            Some(i) => out[i].alternatives.push(Alternative {
+                change: x.change,
+                cost: x.cost,
+                parts: x.parts,
+                value: x.value,
+                gain: x.gain,
+                gain_pct: x.gain_pct,
+                bound_mb_s: x.bound_mb_s,
+            }),
+            None => {
+                out.push(x);
+                keys.push(Some(k));
+            }
+        }
+    }
+    out
 }
 
 /// A price list as the user writes it: CSV lines `part,price` (a header line `part,price`
@@ -319,7 +395,49 @@ mod tests {
             bottleneck: Bottleneck::default(),
             met: None,
             topology_toml: String::new(),
+            alternatives: Vec::new(),
         }
+    }
+
+    #[test]
+    fn changes_that_differ_only_in_the_part_fold_into_the_best() {
+        // Today 1000 MB/s; three replacements of hba with the same new bottleneck: two gain
+        // +400 (within 1% of 1000 of each other), one +300. A spread with no part stays.
+        let named = |change: &str, part: &str, gain: f64| {
+            let mut x = s(gain, &[part], None, 0);
+            x.change = change.to_string();
+            x.bottleneck.id = "d0.media".into();
+            x
+        };
+        let v = vec![
+            named("replace hba (jmb585) with lsi-sas3008 (LSI SAS3008)", "lsi-sas3008", 401.0),
+            named("replace hba (jmb585) with lsi-sas2308 (LSI SAS2308)", "lsi-sas2308", 398.0),
+            named("replace hba (jmb585) with asm1166 (ASMedia ASM1166)", "asm1166", 300.0),
+            s(390.0, &[], None, 0),
+        ];
+        let names = |id: &str| {
+            Some(
+                match id {
+                    "lsi-sas3008" => "LSI SAS3008",
+                    "lsi-sas2308" => "LSI SAS2308",
+                    _ => "ASMedia ASM1166",
+                }
+                .to_string(),
+            )
+        };
+        let m = merge_equivalent(v, 1000.0, names);
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert_eq!(m[0].parts, ["lsi-sas3008"]);
+        assert_eq!(m[0].alternatives.len(), 1);
+        assert_eq!(m[0].alternatives[0].parts, ["lsi-sas2308"]);
+        // A gain 100 MB/s lower (10% of today) is another suggestion, as is a change with
+        // another bottleneck.
+        assert_eq!(m[1].parts, ["asm1166"]);
+        assert!(m[1].alternatives.is_empty() && m[2].parts.is_empty());
+        let mut other = named("replace hba (jmb585) with lsi-sas2308 (LSI SAS2308)", "lsi-sas2308", 401.0);
+        other.bottleneck.id = "hba.uplink.up".into();
+        let first = named("replace hba (jmb585) with lsi-sas3008 (LSI SAS3008)", "lsi-sas3008", 401.0);
+        assert_eq!(merge_equivalent(vec![first, other], 1000.0, names).len(), 2);
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! Every build is a topology file written here and loaded through the normal loader (a build
 //! that breaks a board's sharing rule, or puts a card where it cannot go, is dropped):
 //! catalog controller cards in up to three of the places (every set of places, every card
-//! that fits each), the drives spread over the cards by free ports, with or without the
-//! board's onboard SATA ports. The closed-form bound of the goal's workload ranks them; the best
+//! that fits each), the drives spread over the cards by free ports, with every number of
+//! them (all to none) on the board's onboard SATA ports. The closed-form bound of the goal's workload ranks them; the best
 //! `max_simulated` are simulated in parallel, and the result is ranked by the goal, then by
 //! slots used and price. A client (`10GbE`) adds the smallest catalog NIC of that speed in
 //! the widest place left, the client, and a pool of all drives.
@@ -225,11 +225,10 @@ fn drafts(req: &PlanRequest, cat: &Catalog, dominated: &mut usize) -> Result<Vec
     };
     let mut out = Vec::new();
     let cards = card_controllers_of(cat);
-    for use_onboard in [true, false] {
-        let on = if use_onboard { sata.len().min(n) } else { 0 };
-        if use_onboard && on == 0 {
-            continue;
-        }
+    // Every number of drives on the onboard ports, most first: an onboard controller behind a
+    // narrow uplink (an ASM1064 on PCIe 3.0 x1) may carry fewer drives at full speed than it
+    // has ports, and the bound finds the split that lets them all stream.
+    for on in (0..=sata.len().min(n)).rev() {
         let rest = n - on;
         if rest == 0 {
             out.push(draft(req, &head, &spots, &sata, on, &[], &[], nic.as_ref()));
@@ -432,8 +431,13 @@ pub fn plan(req: &PlanRequest, cat: &Catalog, sim: &SimOptions) -> Result<Plan, 
     let invalid = loaded.iter().filter(|l| l.is_none()).count();
     let mut keep: Vec<(Draft, WorkloadSpec, f64)> = loaded.into_iter().flatten().collect();
     if keep.is_empty() {
+        let head = if considered == 0 {
+            "no build has the ports".to_string()
+        } else {
+            format!("none of the {considered} builds loads")
+        };
         return Err(AdviseError::Plan(format!(
-            "none of the {considered} builds loads: no set of up to three catalog cards in the places here{} takes {} \
+            "{head}: no set of up to three catalog cards in the places here{} takes {} \
              drives (with the onboard SATA ports)",
             if req.client.is_some() { ", one place left for the NIC," } else { "" },
             req.count
