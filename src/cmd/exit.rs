@@ -125,16 +125,12 @@ impl Classify for TargetError {
 impl Classify for MeasureError {
     fn class(&self) -> Class {
         match self {
-            MeasureError::Refused(_)
-            | MeasureError::Bind(_)
-            | MeasureError::ActiveRange { .. }
-            | MeasureError::ActiveBeyondTargets { .. }
-            | MeasureError::NoTargets
-            | MeasureError::NoSuchDevice { .. }
-            | MeasureError::Misaligned { .. }
-            | MeasureError::RegionTooSmall { .. } => Class::Usage,
             MeasureError::Target(t) => t.class(),
             MeasureError::Engine(_) => Class::Runtime,
+            e => {
+                debug_assert!(e.is_usage());
+                Class::Usage
+            }
         }
     }
 }

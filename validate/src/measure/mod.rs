@@ -111,23 +111,31 @@ pub fn min_kib(align: u64) -> u64 {
 }
 
 impl MeasureError {
+    /// A refusal or bad input: the same at every point, so a usage error (exit 2 in the CLI).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            MeasureError::Refused(_)
+                | MeasureError::Bind(_)
+                | MeasureError::ActiveRange { .. }
+                | MeasureError::ActiveBeyondTargets { .. }
+                | MeasureError::NoTargets
+                | MeasureError::NoSuchDevice { .. }
+                | MeasureError::Misaligned { .. }
+                | MeasureError::RegionTooSmall { .. }
+        )
+    }
+
     /// Whether the error ends a sweep at once instead of being recorded at its point: a
     /// refusal or bad input (the same at every point) and a Ctrl-C during a layout. The
     /// exit code each error gives is the CLI's business (`src/cmd/exit.rs`).
     pub fn stops_a_sweep(&self) -> bool {
-        match self {
-            MeasureError::Refused(_)
-            | MeasureError::Bind(_)
-            | MeasureError::ActiveRange { .. }
-            | MeasureError::ActiveBeyondTargets { .. }
-            | MeasureError::NoTargets
-            | MeasureError::NoSuchDevice { .. }
-            | MeasureError::Misaligned { .. }
-            | MeasureError::RegionTooSmall { .. } => true,
-            MeasureError::Target(TargetError::Open { .. } | TargetError::Io { .. }) => false,
-            MeasureError::Target(_) => true,
-            MeasureError::Engine(_) => false,
-        }
+        // A target that cannot be opened or read, or a failing engine, belongs to its point.
+        self.is_usage()
+            || !matches!(
+                self,
+                MeasureError::Target(TargetError::Open { .. } | TargetError::Io { .. }) | MeasureError::Engine(_)
+            )
     }
 }
 
