@@ -2,23 +2,37 @@
 //! is longer than about 150 lines (`scripts/long_fns.sh`), and the code map names every
 //! source file (`scripts/arch_map.sh`).
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
-fn long_fns(limit: &str, root: &Path) -> std::process::Output {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/long_fns.sh");
-    Command::new("bash").arg(script).arg(limit).arg(root).output().expect("bash runs scripts/long_fns.sh")
+/// Runs `scripts/NAME` with bash.
+fn script(name: &str, args: &[&OsStr]) -> Output {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join(name);
+    Command::new("bash").arg(path).args(args).output().unwrap_or_else(|e| panic!("bash runs {name}: {e}"))
+}
+
+/// The script passed on this repository; else its list, with `what to do` first.
+fn assert_passes(out: &Output, what_to_do: &str) {
+    assert!(
+        out.status.success(),
+        "{what_to_do}:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn long_fns(limit: &str, root: &Path) -> Output {
+    script("long_fns.sh", &[OsStr::new(limit), root.as_os_str()])
+}
+
+fn arch_map(root: &Path) -> Output {
+    script("arch_map.sh", &[root.as_os_str()])
 }
 
 #[test]
 fn no_non_test_function_is_longer_than_150_lines() {
-    let out = long_fns("150", Path::new(env!("CARGO_MANIFEST_DIR")));
-    assert!(
-        out.status.success(),
-        "functions over 150 lines (split them):\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_passes(&long_fns("150", Path::new(env!("CARGO_MANIFEST_DIR"))), "functions over 150 lines (split them)");
 }
 
 /// The counter finds a long function, ignores braces in strings, chars and comments, a
@@ -58,19 +72,11 @@ fn the_counter_measures_what_it_claims() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
 }
 
-fn arch_map(root: &Path) -> std::process::Output {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/arch_map.sh");
-    Command::new("bash").arg(script).arg(root).output().expect("bash runs scripts/arch_map.sh")
-}
-
 #[test]
 fn the_code_map_names_every_source_file() {
-    let out = arch_map(Path::new(env!("CARGO_MANIFEST_DIR")));
-    assert!(
-        out.status.success(),
-        "ARCHITECTURE.md does not name these files (add each to the code map):\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    assert_passes(
+        &arch_map(Path::new(env!("CARGO_MANIFEST_DIR"))),
+        "ARCHITECTURE.md does not name these files (add each to the code map)",
     );
 }
 
