@@ -3,26 +3,10 @@
 //! the gain advise printed (within 2%); bad goals and price lists exit 2.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn iopath(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("run iopath")
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON")
-}
+mod common;
+use common::{iopath, json};
 
 /// Runs advise on `config` with `workload`, applies its first suggestion to a file,
 /// simulates the original and the changed file with the same workload, and checks the gain.

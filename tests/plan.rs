@@ -2,26 +2,8 @@
 //! arithmetic, it enumerates hundreds of builds (pruned by the bound), and a build a board
 //! cannot hold is refused with exit 2.
 
-use std::process::{Command, Output};
-
-fn iopath(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("run iopath")
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON")
-}
+mod common;
+use common::{iopath, json};
 
 #[test]
 fn eight_cmr_hdds_on_an_n100_all_streaming() {

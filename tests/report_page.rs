@@ -2,14 +2,9 @@
 //! Chromium (Debian's package, installed by .ci/run) loads it without console errors and
 //! takes a screenshot in which the plots are present. Skips, saying why, without Chromium.
 
-use std::path::Path;
 use std::process::Command;
 
-fn chromium() -> Option<&'static str> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-}
+use iopath_test_support::chromium;
 
 #[test]
 fn report_page_renders_in_headless_chromium() {

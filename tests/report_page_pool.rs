@@ -2,14 +2,9 @@
 //! pool's drives (issue #14), checked in the HTML and in a headless Chromium screenshot (as
 //! `tests/report_page.rs` does for the rest of the page). Skips, saying why, without Chromium.
 
-use std::path::Path;
 use std::process::Command;
 
-fn chromium() -> Option<&'static str> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-}
+use iopath_test_support::chromium;
 
 /// The N100 build: a laptop on 2.5 GbE and six WD Red Plus in RAIDZ2. The wire binds both
 /// ways: TCP carries 1448 B of every 1538 B of line time at MTU 1500 (IPv4 + TCP with

@@ -226,7 +226,6 @@ impl ResourceGraph {
         let mut out = Vec::new();
         let d = t.drive_figures(drive);
         let path = t.path_to_host(drive);
-        let controller = path.iter().find_map(|&ix| t.nodes[ix].spec.controller());
         let n_fis = (bs / FIS_BYTES).ceil();
 
         // Media.
@@ -279,10 +278,19 @@ impl ResourceGraph {
             out.push(Cost { resource: res, s_per_byte: c });
         }
 
-        // Links from the drive up to the host. `conn`: the per-lane rate of the drive's SAS
-        // connection as far up as it is not re-timed by a store-and-forward expander.
+        self.link_costs(t, &path, dir, bs, &mut out);
+        out.extend(self.host.costs(t, bs));
+        out
+    }
+
+    /// What a class costs the links from the drive up to the host, and the command engines
+    /// of the controllers on them (`path`: the drive, then each node above it).
+    /// `conn`: the per-lane rate of the drive's SAS connection as far up as it is not re-timed
+    /// by a store-and-forward expander.
+    fn link_costs(&self, t: &Topology, path: &[NodeIx], dir: Dir, bs: f64, out: &mut Vec<Cost>) {
+        let controller = path.iter().find_map(|&ix| t.nodes[ix].spec.controller());
         let mut conn = f64::INFINITY;
-        for &ix in &path {
+        for &ix in path {
             let node = &t.nodes[ix];
             if node.spec.expander().is_some_and(|e| e.store_forward) {
                 conn = f64::INFINITY;
@@ -361,8 +369,6 @@ impl ResourceGraph {
                 out.push(Cost { resource: c, s_per_byte: 1.0 / (ctrl.max_iops * bs) });
             }
         }
-        out.extend(self.host.costs(t, bs));
-        out
     }
 
     /// The switch term of an FBS port multiplier above `drive`: the extra cost per byte on

@@ -185,74 +185,122 @@ pub struct RawHost {
     pub params: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawNode {
-    /// Unique id, used by children's `parent` and by `--set ID.PARAM=VALUE`.
-    #[schemars(with = "String")]
-    pub id: Spanned<String>,
-    /// A switch, controller, port_multiplier or expander part from the catalog.
-    #[schemars(with = "String")]
-    pub part: Spanned<String>,
-    /// Id of the parent: "host", a switch, a controller (for a port multiplier or expander),
-    /// or an expander (cascade). Not for a card in a board's `slot` or `m2` socket.
-    #[serde(default = "unwritten", skip_serializing_if = "is_unwritten")]
-    #[schemars(with = "String")]
-    pub parent: Spanned<String>,
-    /// On a board: the slot the card sits in ("PCIE1").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<String>")]
-    pub slot: Option<Spanned<String>>,
-    /// On a board: the M.2 socket an M.2 card sits in ("M2_1").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<String>")]
-    pub m2: Option<Spanned<String>>,
-    /// Port on the parent (controllers' ports for port multipliers and expanders).
-    #[schemars(with = "Option<u32>")]
-    pub port: Option<Spanned<toml::Value>>,
-    /// The link to the parent when it differs from the part's own: a slot that trains an x2
-    /// card at x1 ("pcie2x1"), an expander's wide port ("sas3x4").
-    #[schemars(with = "Option<String>")]
-    pub link: Option<Spanned<String>>,
-    /// Figure overrides, e.g. { fbs = false } or { mps = 128 }.
-    #[serde(default)]
-    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
-    pub params: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+/// Declares a table that attaches a part to the tree (`[[node]]`, `[[drive]]`): the fields
+/// both have (`id`, `part`, `parent`, `m2`, `port`, `link`, `params`), with their types and
+/// serde/schema attributes written once here, each with the table's own doc comment, and the
+/// table's own fields in braces where they sit in the file's field order (which is the order
+/// `Topology::raw` writes them back in). Not `#[serde(flatten)]`: that loses toml's spans,
+/// so every located error in a shared field would lose its line and column.
+macro_rules! raw_attached {
+    (
+        $(#[$sm:meta])*
+        pub struct $name:ident {
+            $(#[$id:meta])* id,
+            $(#[$part:meta])* part,
+            $(#[$parent:meta])* parent,
+            { $($after_parent:tt)* }
+            $(#[$m2:meta])* m2,
+            $(#[$port:meta])* port,
+            { $($after_port:tt)* }
+            $(#[$link:meta])* link,
+            { $($after_link:tt)* }
+            $(#[$params:meta])* params,
+        }
+    ) => {
+        $(#[$sm])*
+        #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $(#[$id])*
+            #[schemars(with = "String")]
+            pub id: Spanned<String>,
+            $(#[$part])*
+            #[schemars(with = "String")]
+            pub part: Spanned<String>,
+            $(#[$parent])*
+            #[serde(default = "unwritten", skip_serializing_if = "is_unwritten")]
+            #[schemars(with = "String")]
+            pub parent: Spanned<String>,
+            $($after_parent)*
+            $(#[$m2])*
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(with = "Option<String>")]
+            pub m2: Option<Spanned<String>>,
+            $(#[$port])*
+            #[schemars(with = "Option<u32>")]
+            pub port: Option<Spanned<toml::Value>>,
+            $($after_port)*
+            $(#[$link])*
+            #[schemars(with = "Option<String>")]
+            pub link: Option<Spanned<String>>,
+            $($after_link)*
+            $(#[$params])*
+            #[serde(default)]
+            #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+            pub params: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+        }
+    };
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawDrive {
-    /// Unique id; with `count`, the prefix of `id0`, `id1`, ...
-    #[schemars(with = "String")]
-    pub id: Spanned<String>,
-    /// A drive part from the catalog.
-    #[schemars(with = "String")]
-    pub part: Spanned<String>,
-    /// Id of the controller, port multiplier, expander, switch or host it attaches to. Not
-    /// for a drive on a board's named port or M.2 socket.
-    #[serde(default = "unwritten", skip_serializing_if = "is_unwritten")]
-    #[schemars(with = "String")]
-    pub parent: Spanned<String>,
-    /// On a board: the M.2 socket the drive sits in ("M2_1").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<String>")]
-    pub m2: Option<Spanned<String>>,
-    /// Port on the parent; with `count`, the first of consecutive ports. Default: the next free.
-    /// On a board: a named port ("SATA3"), with `count` the first of consecutive ones.
-    #[schemars(with = "Option<u32>")]
-    pub port: Option<Spanned<toml::Value>>,
-    /// Declare many identical drives at once (24 bays).
-    #[schemars(with = "Option<u32>")]
-    pub count: Option<Spanned<toml::Value>>,
-    /// The drive's own link when slower than both ends allow ("sata1").
-    #[schemars(with = "Option<String>")]
-    pub link: Option<Spanned<String>>,
-    /// Block device or file for the hardware mode ("/dev/sdb").
-    pub dev: Option<String>,
-    #[serde(default)]
-    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
-    pub params: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+raw_attached! {
+    // A `[[node]]` table: a switch, controller, port multiplier, expander or NIC.
+    pub struct RawNode {
+        /// Unique id, used by children's `parent` and by `--set ID.PARAM=VALUE`.
+        id,
+        /// A switch, controller, port_multiplier or expander part from the catalog.
+        part,
+        /// Id of the parent: "host", a switch, a controller (for a port multiplier or expander),
+        /// or an expander (cascade). Not for a card in a board's `slot` or `m2` socket.
+        parent,
+        {
+            /// On a board: the slot the card sits in ("PCIE1").
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(with = "Option<String>")]
+            pub slot: Option<Spanned<String>>,
+        }
+        /// On a board: the M.2 socket an M.2 card sits in ("M2_1").
+        m2,
+        /// Port on the parent (controllers' ports for port multipliers and expanders).
+        port,
+        {}
+        /// The link to the parent when it differs from the part's own: a slot that trains an x2
+        /// card at x1 ("pcie2x1"), an expander's wide port ("sas3x4").
+        link,
+        {}
+        /// Figure overrides, e.g. { fbs = false } or { mps = 128 }.
+        params,
+    }
+}
+
+raw_attached! {
+    // A `[[drive]]` table: one drive, or `count` identical ones.
+    pub struct RawDrive {
+        /// Unique id; with `count`, the prefix of `id0`, `id1`, ...
+        id,
+        /// A drive part from the catalog.
+        part,
+        /// Id of the controller, port multiplier, expander, switch or host it attaches to. Not
+        /// for a drive on a board's named port or M.2 socket.
+        parent,
+        {}
+        /// On a board: the M.2 socket the drive sits in ("M2_1").
+        m2,
+        /// Port on the parent; with `count`, the first of consecutive ports. Default: the next free.
+        /// On a board: a named port ("SATA3"), with `count` the first of consecutive ones.
+        port,
+        {
+            /// Declare many identical drives at once (24 bays).
+            #[schemars(with = "Option<u32>")]
+            pub count: Option<Spanned<toml::Value>>,
+        }
+        /// The drive's own link when slower than both ends allow ("sata1").
+        link,
+        {
+            /// Block device or file for the hardware mode ("/dev/sdb").
+            pub dev: Option<String>,
+        }
+        params,
+    }
 }
 
 // ---------------------------------------------------------------------------------------

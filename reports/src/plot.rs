@@ -598,18 +598,7 @@ fn draw_throughput<DB: DrawingBackend>(
     let (area, legend_area) = layout(root, &d.title, s)?;
     let grid = d.groups.len() > 1 || d.groups.iter().any(|g| g.name.is_some());
 
-    let mut y_max: f64 = 0.0;
-    for g in &d.groups {
-        y_max = g.points.iter().map(|p| p.total).fold(y_max, f64::max);
-        y_max = g.bound.iter().map(|b| b.1).fold(y_max, f64::max);
-    }
-    for (_, pts) in &d.drives {
-        y_max = pts.iter().map(|p| p.1).fold(y_max, f64::max);
-    }
-    for m in measured {
-        y_max = m.points.iter().map(|p| p.1).fold(y_max, f64::max);
-    }
-    let y_max = if y_max > 0.0 && y_max.is_finite() { y_max * 1.12 } else { 1.0 };
+    let y_max = y_max(d, measured);
 
     let axis = &d.axis;
     let mut chart = ChartBuilder::on(&area)
@@ -635,7 +624,40 @@ fn draw_throughput<DB: DrawingBackend>(
         .map_err(err)?;
 
     let mut legend = Legend(Vec::new());
+    draw_drives(&mut chart, d, s, &mut legend)?;
+    draw_groups(&mut chart, d, grid, s, &mut legend)?;
+    draw_measured(&mut chart, axis, measured, s, &mut legend)?;
+    draw_bottlenecks(&mut chart, d, s, &mut legend)?;
+    draw_legend(&legend_area, &legend, s)
+}
 
+/// The throughput chart's plotting context: the sweep's x axis, MB/s or IOPS up.
+type ThroughputChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<XCoord, plotters::coord::types::RangedCoordf64>>;
+
+/// The top of the y axis: 12% above the highest total, bound, drive or measured point.
+fn y_max(d: &ChartData, measured: &[MeasuredSeries]) -> f64 {
+    let mut y_max: f64 = 0.0;
+    for g in &d.groups {
+        y_max = g.points.iter().map(|p| p.total).fold(y_max, f64::max);
+        y_max = g.bound.iter().map(|b| b.1).fold(y_max, f64::max);
+    }
+    for (_, pts) in &d.drives {
+        y_max = pts.iter().map(|p| p.1).fold(y_max, f64::max);
+    }
+    for m in measured {
+        y_max = m.points.iter().map(|p| p.1).fold(y_max, f64::max);
+    }
+    if y_max > 0.0 && y_max.is_finite() { y_max * 1.12 } else { 1.0 }
+}
+
+/// Each drive's line (drives on the same points as one line with one legend entry), or one
+/// grey entry for many drives.
+fn draw_drives<DB: DrawingBackend>(
+    chart: &mut ThroughputChart<'_, DB>,
+    d: &ChartData,
+    s: Scale,
+    legend: &mut Legend,
+) -> DrawResult {
     // Per-drive lines first, so the totals are drawn over them.
     let many = d.drives.len() > MAX_DRIVE_LEGEND;
     // Drives whose lines are the same points show as one line: one legend entry for them.
@@ -675,7 +697,18 @@ fn draw_throughput<DB: DrawingBackend>(
             format!("each of {} drives", d.drives.len()),
         ));
     }
+    Ok(())
+}
 
+/// The bounds (dashed; once where a grid's groups share one) and each group's totals, with
+/// interrupted points hollow.
+fn draw_groups<DB: DrawingBackend>(
+    chart: &mut ThroughputChart<'_, DB>,
+    d: &ChartData,
+    grid: bool,
+    s: Scale,
+    legend: &mut Legend,
+) -> DrawResult {
     // A grid whose groups share one bound (it rarely depends on queue depth) draws it once.
     let shared_bound =
         grid && d.groups.windows(2).all(|w| same_line(&w[0].bound, &w[1].bound)) && !d.groups[0].bound.is_empty();
@@ -743,7 +776,17 @@ fn draw_throughput<DB: DrawingBackend>(
     if any_partial {
         legend.0.push((Glyph::Hollow { colour: PARTIAL_ORANGE }, "partial: interrupted run".to_string()));
     }
+    Ok(())
+}
 
+/// Measured points as markers with no line, one marker and colour per series.
+fn draw_measured<DB: DrawingBackend>(
+    chart: &mut ThroughputChart<'_, DB>,
+    axis: &XAxis,
+    measured: &[MeasuredSeries],
+    s: Scale,
+    legend: &mut Legend,
+) -> DrawResult {
     for (i, m) in measured.iter().enumerate() {
         let colour = MARKER_COLOURS[i % MARKER_COLOURS.len()];
         let marker = MARKERS[i % MARKERS.len()];
@@ -777,9 +820,18 @@ fn draw_throughput<DB: DrawingBackend>(
         drawn.map_err(err)?;
         legend.0.push((Glyph::Marker { colour, marker }, m.label.clone()));
     }
+    Ok(())
+}
 
-    // Bottleneck annotations, drawn last so nothing covers them: the first point and
-    // wherever the binding element changes, as a boxed label next to a ring.
+/// Bottleneck annotations, drawn last so nothing covers them: the first point and
+/// wherever the binding element changes, as a boxed label next to a ring.
+fn draw_bottlenecks<DB: DrawingBackend>(
+    chart: &mut ThroughputChart<'_, DB>,
+    d: &ChartData,
+    s: Scale,
+    legend: &mut Legend,
+) -> DrawResult {
+    let axis = &d.axis;
     let mid_x = (axis.lo + axis.hi) / 2.0;
     let mut annotated = false;
     let plotting = chart.plotting_area().strip_coord_spec();
@@ -814,8 +866,7 @@ fn draw_throughput<DB: DrawingBackend>(
     if annotated {
         legend.0.push((Glyph::Ring, "bottleneck, where it changes".to_string()));
     }
-
-    draw_legend(&legend_area, &legend, s)
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 
 use super::{CliError, CliResult, print_text};
 use iopath_model::{Catalog, Topology};
-use iopath_validate::discover::{DiscoverOptions, discover, to_toml};
+use iopath_validate::discover::{DiscoverOptions, discover, hostname, to_toml};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -26,9 +26,7 @@ pub fn run(a: DiscoverArgs, catalog: &Catalog) -> CliResult {
     }
     let d = discover(&a.sysfs_root, catalog, &DiscoverOptions { include_virtual: a.all })
         .map_err(|e| CliError::from_lib(None, e))?;
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "this machine".into());
+    let host = hostname().unwrap_or_else(|| "this machine".into());
     let text = to_toml(&d, &host).map_err(CliError::runtime)?;
     // What we write must load; if it does not, that is our bug: say so and keep the text.
     let name = a.out.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "discovered topology".into());

@@ -125,9 +125,12 @@ impl Classify for TargetError {
 impl Classify for MeasureError {
     fn class(&self) -> Class {
         match self {
-            MeasureError::Refused(_) | MeasureError::Usage(_) | MeasureError::Bind(_) => Class::Usage,
             MeasureError::Target(t) => t.class(),
             MeasureError::Engine(_) => Class::Runtime,
+            e => {
+                debug_assert!(e.is_usage());
+                Class::Usage
+            }
         }
     }
 }

@@ -357,6 +357,28 @@ enum Outcome {
     Sweep(Sweep),
 }
 
+/// The one table from measure's typed errors to the command line's words: the library
+/// names the value at fault (the active range, the block size, the region), the CLI the
+/// option that gave it. Exit codes stay those of [`super::exit`].
 fn measure_err(e: MeasureError) -> CliError {
-    CliError::from_lib(None, e)
+    let message = match &e {
+        MeasureError::ActiveRange { from, to } => format!("--active {from}..{to}: expected a range like 1..4"),
+        MeasureError::ActiveBeyondTargets { from, to, targets } => {
+            format!("--active {from}..{to}: there are only {targets} targets")
+        }
+        MeasureError::NoTargets => {
+            "no targets: name a topology whose drives have dev = \"/dev/...\", or give --target PATH".to_string()
+        }
+        MeasureError::Misaligned { path, bs, align, from } => format!(
+            "{}: --bs {bs} is not a multiple of its direct-I/O alignment of {align} bytes (from {from}); use --bs {}k or larger",
+            path.display(),
+            iopath_validate::measure::min_kib(*align)
+        ),
+        MeasureError::RegionTooSmall { path, region, size, bs } => format!(
+            "{}: the region ({region} of {size} bytes) holds no block of {bs} bytes; raise --region or --size",
+            path.display()
+        ),
+        _ => return CliError::from_lib(None, e),
+    };
+    CliError::reworded(&e, message)
 }

@@ -81,6 +81,14 @@ pub fn available() -> Result<(), String> {
     Ok(())
 }
 
+/// A headless-capable Chromium or Chrome at its usual Debian/Ubuntu path (the report page
+/// tests render with it), if one is installed.
+pub fn chromium() -> Option<&'static str> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+}
+
 /// The program's path on PATH or in /sbin, /usr/sbin (where root's tools live).
 pub fn which(prog: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|p| {

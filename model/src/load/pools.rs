@@ -185,6 +185,8 @@ fn kernel_opt(
     }
 }
 
+/// One `[[pool]]` table as a `Pool`, each problem reported at its value; `None` where one
+/// stops it.
 fn pool(
     sink: &mut Sink,
     raw: &RawTopology,
@@ -194,6 +196,69 @@ fn pool(
     owner: &mut HashMap<NodeIx, String>,
 ) -> Option<Pool> {
     let id = rp.id.get_ref().clone();
+    let layout = layout(sink, rp, key)?;
+    let before_members = sink.out.len();
+    let vdevs = vdev_lists(sink, raw, d, rp, key, layout, owner)?;
+    let list_span = rp.members.as_ref().and_then(known).or_else(|| rp.vdevs.as_ref().and_then(known));
+    let parity_n = parity(sink, rp, key, layout);
+    member_counts(sink, d, rp, key, (layout, parity_n), &vdevs, before_members);
+    if vdevs.iter().any(|v| v.is_empty()) || vdevs.is_empty() {
+        return None;
+    }
+    let chunk = chunk(sink, rp, key, layout);
+    let (recordsize, ashift) = zfs_sizes(sink, rp, key, layout);
+    let write_mode = write_mode(sink, rp, key, layout);
+    let (checksum, compression, encryption) = kernels(sink, rp, key, layout);
+    let sizes: Vec<Vec<u64>> = vdevs
+        .iter()
+        .map(|v| v.iter().map(|&ix| d.nodes[ix].spec.drive().map_or(0, |f| (f.capacity_gb * 1e9) as u64)).collect())
+        .collect();
+    if layout == Layout::Unraid {
+        parity_sizes(sink, d, key, &list_span, &vdevs[0], &sizes[0], parity_n);
+    }
+    Some(Pool {
+        id,
+        layout,
+        vdevs,
+        sizes,
+        chunk,
+        recordsize,
+        ashift,
+        parity: parity_n,
+        write_mode,
+        checksum,
+        compression,
+        encryption,
+    })
+}
+
+/// unRAID's parity disks (the last `parity_n` members) are at least as large as the largest
+/// data disk.
+fn parity_sizes(
+    sink: &mut Sink,
+    d: &Draft,
+    key: &str,
+    list_span: &Option<Range<usize>>,
+    members: &[NodeIx],
+    s: &[u64],
+    parity_n: usize,
+) {
+    let nd = s.len().saturating_sub(parity_n);
+    let largest = s[..nd].iter().copied().max().unwrap_or(0);
+    for j in nd..s.len() {
+        if s[j] < largest {
+            sink.at(
+                list_span.clone(),
+                format!("{key}.members"),
+                format!("parity disk {:?} ({} GB) is smaller than the largest data disk ({} GB)", d.nodes[members[j]].id, s[j] / 1_000_000_000, largest / 1_000_000_000),
+                Some("the parity disks are the last members: use parity disks at least as large as the largest data disk (they are the last members)".into()),
+            );
+        }
+    }
+}
+
+/// The pool's layout, refused with the layouts there are.
+fn layout(sink: &mut Sink, rp: &RawPool, key: &str) -> Option<Layout> {
     let Some(layout) = Layout::parse(rp.layout.get_ref()) else {
         let names: Vec<&str> = Layout::ALL.iter().map(|l| l.name()).collect();
         sink.at(
@@ -208,8 +273,21 @@ fn pool(
         );
         return None;
     };
+    Some(layout)
+}
+
+/// The members as vdevs: one `members` list, or ZFS's `vdevs` lists or `vdev_width`.
+fn vdev_lists(
+    sink: &mut Sink,
+    raw: &RawTopology,
+    d: &Draft,
+    rp: &RawPool,
+    key: &str,
+    layout: Layout,
+    owner: &mut HashMap<NodeIx, String>,
+) -> Option<Vec<Vec<NodeIx>>> {
+    let id = rp.id.get_ref().clone();
     let fam = layout.family();
-    let before_members = sink.out.len();
     // Members: one list, or ZFS vdevs.
     let vdevs: Vec<Vec<NodeIx>> = match (&rp.members, &rp.vdevs) {
         (Some(_), Some(v)) => {
@@ -250,16 +328,18 @@ fn pool(
                 .collect()
         }
     };
-    let list_span = rp.members.as_ref().and_then(known).or_else(|| rp.vdevs.as_ref().and_then(known));
-    let vdevs = match &rp.vdev_width {
+    Some(match &rp.vdev_width {
         Some(w) => match vdev_width(sink, w, &format!("{key}.vdev_width"), layout, rp.vdevs.is_some(), &vdevs) {
             Some(n) => vdevs.concat().chunks(n).map(|c| c.to_vec()).collect(),
             None => return None,
         },
         None => vdevs,
-    };
-    let (min, why) = layout.min_members();
-    let parity_n = match &rp.parity {
+    })
+}
+
+/// unRAID's parity disks (1 or 2); the other layouts' parity is the layout's.
+fn parity(sink: &mut Sink, rp: &RawPool, key: &str, layout: Layout) -> usize {
+    match &rp.parity {
         Some(p) if layout != Layout::Unraid => {
             not_for(
                 sink,
@@ -283,7 +363,22 @@ fn pool(
         Some(p) => *p.get_ref() as usize,
         None if layout == Layout::Unraid => 1,
         None => layout.parity(),
-    };
+    }
+}
+
+/// Each vdev has the members its layout (and unRAID's parity disks) need; not reported once a
+/// member was refused (`before_members`: the diagnostics before the member lists).
+fn member_counts(
+    sink: &mut Sink,
+    d: &Draft,
+    rp: &RawPool,
+    key: &str,
+    (layout, parity_n): (Layout, usize),
+    vdevs: &[Vec<NodeIx>],
+    before_members: usize,
+) {
+    let list_span = rp.members.as_ref().and_then(known).or_else(|| rp.vdevs.as_ref().and_then(known));
+    let (min, why) = layout.min_members();
     for (j, v) in vdevs.iter().enumerate() {
         let need = if layout == Layout::Unraid { parity_n + 1 } else { min };
         // Not after a member was refused: the count would only echo that problem.
@@ -301,10 +396,12 @@ fn pool(
             );
         }
     }
-    if vdevs.iter().any(|v| v.is_empty()) || vdevs.is_empty() {
-        return None;
-    }
-    let chunk = match &rp.chunk {
+}
+
+/// md's chunk (btrfs's fixed stripe element where the layout is btrfs).
+fn chunk(sink: &mut Sink, rp: &RawPool, key: &str, layout: Layout) -> u64 {
+    let fam = layout.family();
+    match &rp.chunk {
         Some(c) if matches!(layout, Layout::Stripe | Layout::Raid10 | Layout::Raid5 | Layout::Raid6) => size_opt(
             sink,
             c,
@@ -325,7 +422,12 @@ fn pool(
         }
         None if fam == Family::Btrfs => crate::pool::BTRFS_STRIPE_LEN,
         None => MD_DEFAULT_CHUNK,
-    };
+    }
+}
+
+/// ZFS's recordsize and ashift, each refused on other layouts.
+fn zfs_sizes(sink: &mut Sink, rp: &RawPool, key: &str, layout: Layout) -> (u64, u32) {
+    let fam = layout.family();
     let zfs_only = |sink: &mut Sink, span: Option<Range<usize>>, field: &str| {
         if fam != Family::Zfs {
             not_for(sink, span, format!("{key}.{field}"), field, layout, "ZFS layouts (raidz1/2/3, zfs-mirror)");
@@ -365,6 +467,11 @@ fn pool(
             Some("raise recordsize or lower ashift".into()),
         );
     }
+    (recordsize, ashift)
+}
+
+/// unRAID's write mode (rmw or turbo).
+fn write_mode(sink: &mut Sink, rp: &RawPool, key: &str, layout: Layout) -> WriteMode {
     let mut write_mode = WriteMode::Rmw;
     if let Some(w) = &rp.write_mode {
         if layout != Layout::Unraid {
@@ -382,6 +489,17 @@ fn pool(
             }
         }
     }
+    write_mode
+}
+
+/// The checksum, compression and encryption kernels the family supports.
+fn kernels(
+    sink: &mut Sink,
+    rp: &RawPool,
+    key: &str,
+    layout: Layout,
+) -> (Option<Kernel>, Option<Kernel>, Option<Kernel>) {
+    let fam = layout.family();
     let checksum = match fam {
         Family::Zfs => kernel_opt(
             sink,
@@ -459,39 +577,7 @@ fn pool(
             None
         }
     };
-    let sizes: Vec<Vec<u64>> = vdevs
-        .iter()
-        .map(|v| v.iter().map(|&ix| d.nodes[ix].spec.drive().map_or(0, |f| (f.capacity_gb * 1e9) as u64)).collect())
-        .collect();
-    if layout == Layout::Unraid {
-        let s = &sizes[0];
-        let nd = s.len().saturating_sub(parity_n);
-        let largest = s[..nd].iter().copied().max().unwrap_or(0);
-        for j in nd..s.len() {
-            if s[j] < largest {
-                sink.at(
-                    list_span.clone(),
-                    format!("{key}.members"),
-                    format!("parity disk {:?} ({} GB) is smaller than the largest data disk ({} GB)", d.nodes[vdevs[0][j]].id, s[j] / 1_000_000_000, largest / 1_000_000_000),
-                    Some("the parity disks are the last members: use parity disks at least as large as the largest data disk (they are the last members)".into()),
-                );
-            }
-        }
-    }
-    Some(Pool {
-        id,
-        layout,
-        vdevs,
-        sizes,
-        chunk,
-        recordsize,
-        ashift,
-        parity: parity_n,
-        write_mode,
-        checksum,
-        compression,
-        encryption,
-    })
+    (checksum, compression, encryption)
 }
 
 /// A ZFS pool's `vdev_width`: its members split into vdevs of that many drives, in order; a

@@ -33,7 +33,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use classify::match_drive_model;
-pub use sysfs::{AhciCaps, parse_ahci_caps, pcie_gen, pcie_mps, sas_gen, sata_gen};
+pub use sysfs::{AhciCaps, hostname, parse_ahci_caps, pcie_gen, pcie_mps, sas_gen, sata_gen};
 pub use write::{materialise_manifest, to_toml};
 
 #[derive(Debug, thiserror::Error)]

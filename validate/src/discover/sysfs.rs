@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 pub(super) fn read(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
 }
 
 pub(super) fn is_bdf(s: &str) -> bool {
@@ -24,6 +24,12 @@ pub(super) fn num_suffix(s: &str, prefix: &str) -> Option<u32> {
 pub(super) fn hctl(s: &str) -> Option<[u32; 4]> {
     let v: Vec<u32> = s.split(':').filter_map(|x| x.parse().ok()).collect();
     (v.len() == 4 && s.split(':').count() == 4).then(|| [v[0], v[1], v[2], v[3]])
+}
+
+/// This machine's host name (`/proc/sys/kernel/hostname`), for the discovered topology's
+/// name; `None` where procfs does not say.
+pub fn hostname() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|s| s.trim().to_string())
 }
 
 /// PCIe generation from a `current_link_speed` string ("8.0 GT/s PCIe", "8 GT/s").

@@ -85,21 +85,57 @@ pub enum MeasureError {
     /// The workload's drives or copies do not fit the targets.
     #[error(transparent)]
     Bind(#[from] iopath_model::bind::BindError),
-    #[error("{0}")]
-    Usage(String),
+    /// An `active` ramp that is not a range from at least 1.
+    #[error("active drives {from}..{to}: expected a range like 1..4")]
+    ActiveRange { from: usize, to: usize },
+    /// An `active` ramp past the number of targets.
+    #[error("active drives {from}..{to}: there are only {targets} targets")]
+    ActiveBeyondTargets { from: usize, to: usize, targets: usize },
+    /// The workload selects no target.
+    #[error("no targets: name a topology whose drives have dev = \"/dev/...\", or give a target path")]
+    NoTargets,
+    /// A target under /dev that does not exist (never created as a file).
+    #[error("{}: no such device; check the name with lsblk", path.display())]
+    NoSuchDevice { path: PathBuf },
+    /// The block size is not a multiple of a target's direct-I/O alignment.
+    #[error("{}: block size {bs} is not a multiple of its direct-I/O alignment of {align} bytes (from {from}); use a block size of {}k or larger", path.display(), min_kib(*align))]
+    Misaligned { path: PathBuf, bs: u64, align: u64, from: String },
+    /// The region of a target holds no whole block.
+    #[error("{}: the region ({region} of {size} bytes) holds no block of {bs} bytes; raise the region or the file size", path.display())]
+    RegionTooSmall { path: PathBuf, region: f64, size: u64, bs: u64 },
+}
+
+/// The smallest block size, in KiB, that suits a direct-I/O alignment (at least 4k).
+pub fn min_kib(align: u64) -> u64 {
+    align.div_ceil(1024).max(4)
 }
 
 impl MeasureError {
+    /// A refusal or bad input: the same at every point, so a usage error (exit 2 in the CLI).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            MeasureError::Refused(_)
+                | MeasureError::Bind(_)
+                | MeasureError::ActiveRange { .. }
+                | MeasureError::ActiveBeyondTargets { .. }
+                | MeasureError::NoTargets
+                | MeasureError::NoSuchDevice { .. }
+                | MeasureError::Misaligned { .. }
+                | MeasureError::RegionTooSmall { .. }
+        )
+    }
+
     /// Whether the error ends a sweep at once instead of being recorded at its point: a
     /// refusal or bad input (the same at every point) and a Ctrl-C during a layout. The
     /// exit code each error gives is the CLI's business (`src/cmd/exit.rs`).
     pub fn stops_a_sweep(&self) -> bool {
-        match self {
-            MeasureError::Refused(_) | MeasureError::Usage(_) | MeasureError::Bind(_) => true,
-            MeasureError::Target(TargetError::Open { .. } | TargetError::Io { .. }) => false,
-            MeasureError::Target(_) => true,
-            MeasureError::Engine(_) => false,
-        }
+        // A target that cannot be opened or read, or a failing engine, belongs to its point.
+        self.is_usage()
+            || !matches!(
+                self,
+                MeasureError::Target(TargetError::Open { .. } | TargetError::Io { .. }) | MeasureError::Engine(_)
+            )
     }
 }
 
@@ -151,10 +187,10 @@ pub fn measure_active_ramp_with(
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Result<Sweep, MeasureError> {
     if from == 0 || from > to {
-        return Err(MeasureError::Usage(format!("--active {from}..{to}: expected a range like 1..4")));
+        return Err(MeasureError::ActiveRange { from, to });
     }
     if to > o.targets.len() {
-        return Err(MeasureError::Usage(format!("--active {from}..{to}: there are only {} targets", o.targets.len())));
+        return Err(MeasureError::ActiveBeyondTargets { from, to, targets: o.targets.len() });
     }
     let mut points = Vec::new();
     let mut partial = false;
@@ -232,5 +268,56 @@ mod tests {
         let w = WorkloadSpec { copy: Some(vec!["a:b".into(), "b:c".into()]), ..Default::default() }.resolve().unwrap();
         let e = select_targets(&w, &pool()).unwrap_err();
         assert!(e.to_string().contains("chains of copies are not supported"), "{e}");
+    }
+
+    fn options(targets: Vec<TargetSpec>) -> MeasureOptions {
+        MeasureOptions {
+            topology: "t".into(),
+            targets,
+            workload: WorkloadSpec::default().resolve().unwrap(),
+            allow_write: false,
+            destroy_data_on: Vec::new(),
+            size: 1 << 20,
+            engine: EngineChoice::Threads,
+            runtime: Duration::from_millis(10),
+            ramp: Duration::ZERO,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// A bad `active` ramp or an empty selection is a typed error carrying the values, found
+    /// before any target is touched (the targets do not exist), and its message names no
+    /// command-line option: the CLI adds `--active` (src/cmd/measure.rs).
+    #[test]
+    fn usage_errors_are_typed_and_name_no_option() {
+        let o = options(pool());
+        let quiet = |_: &Progress| {};
+        let e = measure_active_ramp_with(&o, None, 3, 2, &quiet).unwrap_err();
+        assert!(matches!(e, MeasureError::ActiveRange { from: 3, to: 2 }), "{e:?}");
+        let e = measure_active_ramp_with(&o, None, 0, 2, &quiet).unwrap_err();
+        assert!(matches!(e, MeasureError::ActiveRange { from: 0, to: 2 }), "{e:?}");
+        // Three targets in the pool: 2..4 asks for a fourth.
+        let e = measure_active_ramp_with(&o, None, 2, 4, &quiet).unwrap_err();
+        assert!(matches!(e, MeasureError::ActiveBeyondTargets { from: 2, to: 4, targets: 3 }), "{e:?}");
+        assert!(e.stops_a_sweep());
+        let w = WorkloadSpec::default().resolve().unwrap();
+        let e = select_targets(&w, &[]).unwrap_err();
+        assert!(matches!(e, MeasureError::NoTargets), "{e:?}");
+        let typed = [
+            e,
+            MeasureError::ActiveRange { from: 3, to: 2 },
+            MeasureError::ActiveBeyondTargets { from: 2, to: 4, targets: 3 },
+            MeasureError::NoSuchDevice { path: "/dev/nope".into() },
+            MeasureError::Misaligned { path: "/dev/sdz".into(), bs: 512, align: 4096, from: "statx".into() },
+            MeasureError::RegionTooSmall { path: "/tmp/f".into(), region: 0.001, size: 4096, bs: 4096 },
+        ];
+        for e in &typed {
+            let m = e.to_string();
+            assert!(!m.contains("--"), "a library message names a CLI option: {m}");
+            assert!(e.stops_a_sweep(), "{m}");
+        }
+        // The alignment hint: 4096-byte alignment -> 4k; 8192 -> 8k; 512 -> still 4k.
+        assert!(typed[4].to_string().contains("use a block size of 4k or larger"), "{}", typed[4]);
+        assert_eq!((min_kib(512), min_kib(4096), min_kib(8192)), (4, 4, 8));
     }
 }

@@ -45,9 +45,7 @@ pub fn select_targets(w: &Workload, pool: &[TargetSpec]) -> Result<Vec<TargetSpe
     let ids: Vec<&str> = pool.iter().map(|t| t.id.as_str()).collect();
     let v: Vec<TargetSpec> = bind_workload(&ids, w)?.drives.iter().map(|&k| pool[k].clone()).collect();
     if v.is_empty() {
-        return Err(MeasureError::Usage(
-            "no targets: name a topology whose drives have dev = \"/dev/...\", or give --target PATH".into(),
-        ));
+        return Err(MeasureError::NoTargets);
     }
     Ok(v)
 }
@@ -144,10 +142,7 @@ fn open_all(
             let mut created = false;
             if !p.exists() {
                 if p.parent() == Some(Path::new("/dev")) {
-                    return Err(MeasureError::Usage(format!(
-                        "{}: no such device; check the name with lsblk",
-                        p.display()
-                    )));
+                    return Err(MeasureError::NoSuchDevice { path: p.to_path_buf() });
                 }
                 for s in target::stale_layouts(p) {
                     warnings.push(format!(
@@ -191,26 +186,16 @@ fn regions(w: &Workload, opened: &[Opened]) -> Result<Vec<u64>, MeasureError> {
     for t in opened {
         let a = u64::from(t.align.offset);
         if !t.buffered && !bs.is_multiple_of(a) {
-            return Err(TargetError::Invalid {
+            return Err(MeasureError::Misaligned {
                 path: t.path.clone(),
-                message: format!(
-                    "--bs {bs} is not a multiple of its direct-I/O alignment of {a} bytes (from {}); use --bs {}k or larger",
-                    t.align.source,
-                    a.div_ceil(1024).max(4)
-                ),
-            }
-            .into());
+                bs,
+                align: a,
+                from: t.align.source.to_string(),
+            });
         }
         let len = ((t.size as f64 * w.region) as u64 / bs) * bs;
         if len < bs {
-            return Err(TargetError::Invalid {
-                path: t.path.clone(),
-                message: format!(
-                    "the region ({} of {} bytes) holds no block of {bs} bytes; raise --region or --size",
-                    w.region, t.size
-                ),
-            }
-            .into());
+            return Err(MeasureError::RegionTooSmall { path: t.path.clone(), region: w.region, size: t.size, bs });
         }
         regions.push(len);
     }
