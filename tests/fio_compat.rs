@@ -10,8 +10,11 @@
 //! meets the byte cap, one of small blocks the I/O cap, and a semantic mismatch (another
 //! block size, numjobs or region) shows as a rate that differs. The caps (16 MiB/s and 1,500
 //! I/Os per second per direction) are far below what a loop device on a file does here, so
-//! neither tool's own cost shows. Runs are 1 s (`runtime=1` in the files): 8 files x 6 runs
-//! take about a minute of wall time including fio's and iopath's start-up.
+//! neither tool's own cost shows. Runs are 1 s after a 0.3 s ramp (`runtime=1`,
+//! `ramp_time=300ms`: without a ramp both tools count blk-throttle's first-slice burst, iopath
+//! by about 10% more in a 1 s run): 8 files x 6 runs took 79 s of wall time here. Jobs at depth
+//! 1 with small blocks were latency-bound under CPU load and noisy in both tools, so the files
+//! keep every job device-bound (io_uring at depth 4, or 4 psync clones).
 
 use iopath_test_support::{self as rig, Rig};
 use serde_json::Value;
