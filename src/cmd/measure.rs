@@ -176,15 +176,7 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         allow_write: a.allow_write,
         destroy_data_on: a.destroy_data_on.clone(),
         size,
-        engine: match job.as_ref().map(|j| j.engine) {
-            Some(iopath_validate::fio::jobfile::JobEngine::Async) => EngineChoice::IoUring,
-            Some(iopath_validate::fio::jobfile::JobEngine::Sync) => EngineChoice::Threads,
-            None => match a.engine {
-                Engine::Auto => EngineChoice::Auto,
-                Engine::IoUring => EngineChoice::IoUring,
-                Engine::Threads => EngineChoice::Threads,
-            },
-        },
+        engine: engine_choice(job.as_ref(), a.engine),
         runtime,
         ramp,
         stop: stop.clone(),
@@ -325,6 +317,19 @@ fn target_pool(
             (None, pool, "ad hoc".to_string())
         }
     })
+}
+
+/// The engine to run: a job file's `ioengine` (async engines as io_uring, synchronous ones
+/// as threads), else `--engine`.
+fn engine_choice(job: Option<&iopath_validate::fio::jobfile::JobFileRun>, engine: Engine) -> EngineChoice {
+    use iopath_validate::fio::jobfile::JobEngine;
+    match (job.map(|j| j.engine), engine) {
+        (Some(JobEngine::Async), _) => EngineChoice::IoUring,
+        (Some(JobEngine::Sync), _) => EngineChoice::Threads,
+        (None, Engine::Auto) => EngineChoice::Auto,
+        (None, Engine::IoUring) => EngineChoice::IoUring,
+        (None, Engine::Threads) => EngineChoice::Threads,
+    }
 }
 
 /// Ctrl-C sets the binary's interrupt flag; this passes it on to the run's stop flag.
