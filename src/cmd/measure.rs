@@ -7,9 +7,8 @@
 use super::{CliError, CliResult, WorkloadArgs, print_json, print_text, resolve_workload};
 use anyhow::anyhow;
 use iopath_model::report::{Report, Sweep};
-use iopath_model::units::parse_size;
 use iopath_model::{Catalog, WorkloadSpec};
-use iopath_validate::fio::{JobTarget, job_file};
+use iopath_validate::fio::{JobFileOptions, JobTarget, job_file};
 use iopath_validate::measure::{
     EngineChoice, MeasureError, MeasureOptions, Progress, TargetSpec, measure, measure_active_ramp, select_targets,
 };
@@ -22,7 +21,13 @@ use std::time::Duration;
 pub enum Engine {
     /// io_uring, or threads with pread/pwrite when io_uring is unavailable
     Auto,
+    /// io_uring, iodepth I/Os in flight per job (fio's io_uring; fio's libaio, which also
+    /// keeps iodepth direct I/Os in flight, runs as this)
+    #[value(alias = "io_uring", alias = "libaio")]
     IoUring,
+    /// iodepth threads per job, one pread/pwrite each (fio's psync, pvsync, pvsync2 and sync,
+    /// synchronous engines: fio runs them at depth 1, so give --iodepth 1 to match fio)
+    #[value(alias = "psync", alias = "pvsync", alias = "pvsync2", alias = "sync")]
     Threads,
 }
 
@@ -44,9 +49,6 @@ pub struct MeasureArgs {
     /// or existing file (repeatable)
     #[arg(long, value_name = "PATH")]
     pub destroy_data_on: Vec<PathBuf>,
-    /// Size of file targets that are created ("1g"); default 256m
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
     /// Print the report as JSON
     #[arg(long)]
     pub json: bool,
@@ -55,14 +57,23 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Write a fio job file that runs the same workload, to cross-check with fio (written
-    /// after the run, so never for a run the write gate refused; checked like --out)
+    /// after the run, so never for a run the write gate refused; checked like --out). Before
+    /// session 24 this was --fio-job, which now reads a job file
     #[arg(long, value_name = "FILE")]
+    pub write_fio_job: Option<PathBuf>,
+    /// Run the jobs of this fio job file ([global] and job sections) on the drives its
+    /// filenames name (a drive's dev, or --map FILE=DRIVE), as fio would
+    #[arg(long, value_name = "FILE", conflicts_with = "write_fio_job")]
     pub fio_job: Option<PathBuf>,
+    /// With --fio-job: a job file's filename FILE is drive DRIVE of the topology (repeatable)
+    #[arg(long, value_name = "FILE=DRIVE", requires = "fio_job")]
+    pub map: Vec<String>,
     /// No progress on stderr
     #[arg(long, short)]
     pub quiet: bool,
-    /// I/O engine
-    #[arg(long, value_enum, default_value = "auto")]
+    /// I/O engine (fio's spelling --ioengine and its values io_uring, libaio, psync, pvsync,
+    /// pvsync2, sync are accepted)
+    #[arg(long, visible_alias = "ioengine", value_enum, default_value = "auto")]
     pub engine: Engine,
     /// Time the storage stack's CPU kernels here instead (checksums, parity, encryption,
     /// compression; one core each); with --out, write a host part file for --parts
@@ -99,12 +110,19 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         return super::cpu_bench::run(a, catalog);
     }
     // Output paths first: a refused one stops the run before any target is opened or created.
-    for (flag, path) in [("--out", &a.out), ("--fio-job", &a.fio_job)] {
+    for (flag, path) in [("--out", &a.out), ("--write-fio-job", &a.write_fio_job)] {
         if let Some(p) = path {
             super::output::check_file(flag, p)?;
         }
     }
-    let (topo, pool, name) = target_pool(&a, catalog)?;
+    let job = a.fio_job.as_deref().map(super::fio_job::load).transpose()?;
+    if job.is_some() && !a.targets.is_empty() {
+        return Err(usage("give --target paths or --fio-job, not both (the job file names its files)".to_string()));
+    }
+    if let (Some(_), Some(w)) = (&job, &a.workload.workload) {
+        return Err(usage(format!("--workload {w} and --fio-job: give one workload")));
+    }
+    let (topo, pool, name) = target_pool(&a, job.as_ref(), catalog)?;
 
     // Workload; `--active A..B` is the ramp of the published tests.
     let mut wargs = a.workload.clone();
@@ -120,14 +138,13 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         Some(t) => wargs.spec(t)?,
         None => ad_hoc_spec(&wargs)?,
     };
-    if let Some(s) = &a.size {
-        spec.size = Some(s.clone());
+    if let Some(j) = &job {
+        // The job file is the base; options on the command line win, as over a named workload.
+        spec = super::fio_job::job_spec(j, topo.as_ref(), &a.map)?.merged(&spec);
     }
     let workload = resolve_workload(&spec)?;
-    let size = match &a.size {
-        None => 256 << 20,
-        Some(s) => parse_size(s).map_err(|e| usage(format!("--size: {e}")))?.get(),
-    };
+    // A file measure creates has fio's size (default 256m); a share (`10%`) is a region.
+    let size = workload.size.map_or(256 << 20, |b| b.get());
     let runtime = Duration::from_nanos(workload.runtime.map(|d| d.nanos()).unwrap_or(5_000_000_000));
     let ramp = Duration::from_nanos(workload.ramp.map(|d| d.nanos()).unwrap_or(1_000_000_000));
 
@@ -145,10 +162,10 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
 
     // Written only after the run: the write gate runs inside it, and a refused run must not
     // leave a job file that would do what iopath refused to.
-    let fio_job = a.fio_job.as_ref().map(|f| {
+    let fio_job = a.write_fio_job.as_ref().map(|f| {
         let jt: Vec<JobTarget> =
             selected.iter().map(|t| JobTarget { id: t.id.clone(), path: t.path.display().to_string() }).collect();
-        (f, job_file(&workload, &jt, runtime, ramp))
+        (f, jt)
     });
 
     let stop = interrupt_watch();
@@ -159,11 +176,7 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         allow_write: a.allow_write,
         destroy_data_on: a.destroy_data_on.clone(),
         size,
-        engine: match a.engine {
-            Engine::Auto => EngineChoice::Auto,
-            Engine::IoUring => EngineChoice::IoUring,
-            Engine::Threads => EngineChoice::Threads,
-        },
+        engine: engine_choice(job.as_ref(), a.engine),
         runtime,
         ramp,
         stop: stop.clone(),
@@ -200,8 +213,16 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         b.finish_and_clear();
     }
     let outcome = outcome.map_err(measure_err)?;
-    if let Some((f, job)) = &fio_job {
-        super::output::write_file("--fio-job", f, job.as_bytes())?;
+    if let Some((f, jt)) = &fio_job {
+        // The engine the run used (auto may have fallen back to threads), as the report says.
+        let engine = match &outcome {
+            Outcome::Report(r) => r.measured.as_ref().map(|m| m.engine.clone()),
+            Outcome::Sweep(s) => {
+                s.points.iter().find_map(|p| p.report.as_ref()?.measured.as_ref().map(|m| m.engine.clone()))
+            }
+        };
+        let o = JobFileOptions { engine: engine.as_deref().unwrap_or("io_uring"), name: a.workload.name.as_deref() };
+        super::output::write_file("--write-fio-job", f, job_file(&opts.workload, jt, runtime, ramp, &o).as_bytes())?;
     }
     let (json, partial, failed) = match &outcome {
         Outcome::Report(r) => (serde_json::to_string_pretty(r), r.partial, false),
@@ -236,9 +257,20 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
 /// topology) or the ad hoc `--target` paths, each named once; with the topology and its name.
 fn target_pool(
     a: &MeasureArgs,
+    job: Option<&iopath_validate::fio::jobfile::JobFileRun>,
     catalog: &Catalog,
 ) -> CliResult<(Option<iopath_model::Topology>, Vec<TargetSpec>, String)> {
-    Ok(match (&a.topology, a.targets.is_empty()) {
+    // fio's --filename list, or a job file's filenames, are the targets of a run without a
+    // topology.
+    let named: Vec<PathBuf> = match (&a.workload.filename, &a.topology, a.targets.is_empty()) {
+        (_, None, true) if job.is_some() => {
+            job.into_iter().flat_map(|j| &j.targets).map(|t| PathBuf::from(&t.path)).collect()
+        }
+        (Some(f), None, true) => super::fio_job::split_filenames(f).into_iter().map(PathBuf::from).collect(),
+        (Some(_), None, false) => return Err(usage("give --target paths or --filename, not both".to_string())),
+        _ => a.targets.clone(),
+    };
+    Ok(match (&a.topology, named.is_empty()) {
         (Some(_), false) => {
             return Err(usage("give a topology or --target paths, not both".to_string()));
         }
@@ -269,11 +301,11 @@ fn target_pool(
         (None, false) => {
             // The same target twice would be two jobs on one device, and its second exclusive
             // open would fail as if another program held it.
-            for (i, p) in a.targets.iter().enumerate() {
+            for (i, p) in named.iter().enumerate() {
                 let same = |q: &PathBuf| {
                     q == p || std::fs::canonicalize(q).ok().is_some_and(|c| Some(c) == std::fs::canonicalize(p).ok())
                 };
-                if let Some(first) = a.targets[..i].iter().find(|q| same(q)) {
+                if let Some(first) = named[..i].iter().find(|q| same(q)) {
                     return Err(usage(format!(
                         "--target {} is given twice (also as --target {}); name each target once",
                         p.display(),
@@ -281,10 +313,23 @@ fn target_pool(
                     )));
                 }
             }
-            let pool = a.targets.iter().map(|p| TargetSpec { id: p.display().to_string(), path: p.clone() }).collect();
+            let pool = named.iter().map(|p| TargetSpec { id: p.display().to_string(), path: p.clone() }).collect();
             (None, pool, "ad hoc".to_string())
         }
     })
+}
+
+/// The engine to run: a job file's `ioengine` (async engines as io_uring, synchronous ones
+/// as threads), else `--engine`.
+fn engine_choice(job: Option<&iopath_validate::fio::jobfile::JobFileRun>, engine: Engine) -> EngineChoice {
+    use iopath_validate::fio::jobfile::JobEngine;
+    match (job.map(|j| j.engine), engine) {
+        (Some(JobEngine::Async), _) => EngineChoice::IoUring,
+        (Some(JobEngine::Sync), _) => EngineChoice::Threads,
+        (None, Engine::Auto) => EngineChoice::Auto,
+        (None, Engine::IoUring) => EngineChoice::IoUring,
+        (None, Engine::Threads) => EngineChoice::Threads,
+    }
 }
 
 /// Ctrl-C sets the binary's interrupt flag; this passes it on to the run's stop flag.
@@ -331,7 +376,7 @@ fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
         v.map(|s| s.trim().parse::<u32>().map_err(|_| usage(format!("--{name} {s:?}: expected a whole number"))))
             .transpose()
     };
-    Ok(WorkloadSpec {
+    let mut spec = WorkloadSpec {
         rw: w.rw.clone(),
         bs: w.bs.clone(),
         iodepth: int("iodepth", w.iodepth.as_ref().map(|v| v.to_string()))?,
@@ -348,7 +393,9 @@ fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
         // The hardware mode measures the drives of this machine; a client is the simulator's.
         client: None,
         ..WorkloadSpec::default()
-    })
+    };
+    super::fio_job::apply_fio_options(w, &mut spec, None)?;
+    Ok(spec)
 }
 
 #[allow(clippy::large_enum_variant)] // one per run: the size does not matter

@@ -193,7 +193,9 @@ fn regions(w: &Workload, opened: &[Opened]) -> Result<Vec<u64>, MeasureError> {
                 from: t.align.source.to_string(),
             });
         }
-        let len = ((t.size as f64 * w.region) as u64 / bs) * bs;
+        // fio's `size` in bytes bounds the region on a device or an existing file too.
+        let share = (t.size as f64 * w.region) as u64;
+        let len = (w.size.map_or(share, |s| share.min(s.get())) / bs) * bs;
         if len < bs {
             return Err(MeasureError::RegionTooSmall { path: t.path.clone(), region: w.region, size: t.size, bs });
         }
