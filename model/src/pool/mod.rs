@@ -568,6 +568,16 @@ impl Pool {
         self.map_io(io, failed)
     }
 
+    /// [`Pool::map`] into `f`, replacing what it held: a ZFS pool reuses `f`'s buffers, so a
+    /// simulator that keeps one `Fanout` per logical I/O slot allocates nothing per record.
+    pub fn map_into(&self, t: &Topology, io: LogicalIo, failed: &[NodeIx], f: &mut Fanout) {
+        if self.layout.family() == Family::Zfs {
+            zfs::map_into(self, io, failed, f);
+        } else {
+            *f = self.map(t, io, failed);
+        }
+    }
+
     pub(crate) fn map_io(&self, io: LogicalIo, failed: &[NodeIx]) -> Fanout {
         let mut f = match self.layout.family() {
             Family::Md => md::map(self, io, failed),

@@ -51,25 +51,60 @@ pub struct Column {
 /// A RAIDZ record's columns (module/zfs/vdev_raidz.c `vdev_raidz_map_alloc`) when it
 /// starts at vdev sector `b`, and its skip sectors.
 pub fn raidz_columns(n: usize, p: usize, ashift: u32, b: u64, psize: u64) -> (Vec<Column>, u64) {
-    let s = ((psize - 1) >> ashift) + 1;
-    let dc = (n - p) as u64;
-    let (q, r) = (s / dc, s % dc);
-    let bc = if r == 0 { 0 } else { r + p as u64 };
-    let acols = if q == 0 { bc } else { n as u64 };
-    let tot = s + p as u64 * (q + u64::from(r != 0));
-    let (f, o) = (b % n as u64, b / n as u64);
-    let cols = (0..acols)
-        .map(|c| {
-            let mut col = f + c;
-            let mut coff = o;
-            if col >= n as u64 {
-                col -= n as u64;
-                coff += 1;
-            }
-            Column { disk: col as usize, sector: coff, sectors: if c < bc { q + 1 } else { q }, parity: c < p as u64 }
-        })
-        .collect();
-    (cols, asize_sectors(psize, ashift, n, p) - tot)
+    let m = RaidzMap::new(n, p, ashift, b, psize);
+    let cols = (0..m.acols).map(|c| m.column(c)).collect();
+    (cols, asize_sectors(psize, ashift, n, p) - m.tot)
+}
+
+/// The arithmetic of [`raidz_columns`], column by column with nothing allocated (the
+/// simulator maps a record per logical I/O).
+struct RaidzMap {
+    n: u64,
+    p: u64,
+    q: u64,
+    /// Columns holding `q + 1` sectors.
+    bc: u64,
+    acols: u64,
+    /// The first column's disk and sector.
+    f: u64,
+    o: u64,
+    /// Sectors written: data and parity.
+    tot: u64,
+}
+
+impl RaidzMap {
+    fn new(n: usize, p: usize, ashift: u32, b: u64, psize: u64) -> RaidzMap {
+        let (n, p) = (n as u64, p as u64);
+        let s = ((psize - 1) >> ashift) + 1;
+        let dc = n - p;
+        let (q, r) = (s / dc, s % dc);
+        let bc = if r == 0 { 0 } else { r + p };
+        let acols = if q == 0 { bc } else { n };
+        RaidzMap { n, p, q, bc, acols, f: b % n, o: b / n, tot: s + p * (q + u64::from(r != 0)) }
+    }
+
+    fn column(&self, c: u64) -> Column {
+        let mut col = self.f + c;
+        let mut coff = self.o;
+        if col >= self.n {
+            col -= self.n;
+            coff += 1;
+        }
+        Column {
+            disk: col as usize,
+            sector: coff,
+            sectors: if c < self.bc { self.q + 1 } else { self.q },
+            parity: c < self.p,
+        }
+    }
+
+    /// The columns in disk order: those that wrapped past the last disk first. A phase's
+    /// I/Os are then already in the order [`super::merge`] sorts them into, so it skips the
+    /// sort (the merged phase is the same in either order).
+    fn by_disk(&self) -> impl Iterator<Item = Column> + '_ {
+        let split = (self.n - self.f).min(self.acols);
+        (split..self.acols).chain(0..split).map(|c| self.column(c))
+    }
 }
 
 fn parity_kernel(p: usize) -> Kernel {
@@ -104,6 +139,13 @@ pub(crate) fn vdev_usable(pool: &Pool, _v: usize) -> u64 {
 /// column when a data column is lost or `all` is set) or writes (every surviving column),
 /// and whether reconstruction was needed.
 pub(crate) fn record_ios(pool: &Pool, rec: u64, write: bool, all: bool, failed: &[NodeIx]) -> (Vec<MemberIo>, bool) {
+    let mut ios = Vec::new();
+    let lost = record_ios_into(pool, rec, write, all, failed, &mut ios);
+    (ios, lost)
+}
+
+/// [`record_ios`] appended to `out`: a RAIDZ record allocates nothing but `out`'s growth.
+fn record_ios_into(pool: &Pool, rec: u64, write: bool, all: bool, failed: &[NodeIx], out: &mut Vec<MemberIo>) -> bool {
     let nv = pool.vdevs.len() as u64;
     let v = (rec % nv) as usize;
     let j = rec / nv;
@@ -111,34 +153,32 @@ pub(crate) fn record_ios(pool: &Pool, rec: u64, write: bool, all: bool, failed: 
     let dead = |d: &NodeIx| failed.contains(d);
     let rs = pool.recordsize;
     if pool.layout == Layout::ZfsMirror {
-        let live: Vec<NodeIx> = members.iter().copied().filter(|d| !dead(d)).collect();
-        let ios = if write || all {
-            live.iter()
-                .map(|&d| MemberIo { drive: d, write, offset: j * rs, len: rs, alternatives: Vec::new() })
-                .collect()
-        } else {
-            vec![MemberIo { drive: live[0], write: false, offset: j * rs, len: rs, alternatives: live[1..].to_vec() }]
-        };
-        return (ios, false);
+        let mut live = members.iter().copied().filter(|d| !dead(d));
+        if write || all {
+            out.extend(live.map(|d| MemberIo { drive: d, write, offset: j * rs, len: rs, alternatives: Vec::new() }));
+        } else if let Some(first) = live.next() {
+            out.push(MemberIo { drive: first, write: false, offset: j * rs, len: rs, alternatives: live.collect() });
+        }
+        return false;
     }
     let p = pool.layout.parity();
     let per = asize_sectors(rs, pool.ashift, members.len(), p);
-    let (cols, _) = raidz_columns(members.len(), p, pool.ashift, j * per, rs);
-    let lost = cols.iter().any(|c| !c.parity && dead(&members[c.disk]));
-    let io = |c: &Column| MemberIo {
+    let m = RaidzMap::new(members.len(), p, pool.ashift, j * per, rs);
+    let lost = !failed.is_empty() && m.by_disk().any(|c| !c.parity && dead(&members[c.disk]));
+    let io = |c: Column| MemberIo {
         drive: members[c.disk],
         write,
         offset: c.sector << pool.ashift,
         len: c.sectors << pool.ashift,
         alternatives: Vec::new(),
     };
-    let ios = cols
-        .iter()
-        .filter(|c| c.sectors > 0 && !dead(&members[c.disk]))
-        .filter(|c| write || all || lost || !c.parity)
-        .map(io)
-        .collect();
-    (ios, lost)
+    out.extend(
+        m.by_disk()
+            .filter(|c| c.sectors > 0 && !dead(&members[c.disk]))
+            .filter(|c| write || all || lost || !c.parity)
+            .map(io),
+    );
+    lost
 }
 
 /// The CPU work of moving one record: checksum, compression, encryption; parity on write.
@@ -154,9 +194,22 @@ fn record_cpu(pool: &Pool, f: &mut Fanout, write: bool, reconstruct: bool) {
 }
 
 pub(crate) fn map(pool: &Pool, io: LogicalIo, failed: &[NodeIx]) -> Fanout {
-    let rs = pool.recordsize;
     let mut f = Fanout::default();
-    let (mut reads, mut writes) = (Vec::new(), Vec::new());
+    map_into(pool, io, failed, &mut f);
+    f
+}
+
+/// [`map`] into `f`, whose buffers (phases, CPU list) are reused: what it held is replaced.
+pub(crate) fn map_into(pool: &Pool, io: LogicalIo, failed: &[NodeIx], f: &mut Fanout) {
+    let rs = pool.recordsize;
+    let mut spare = std::mem::take(&mut f.phases);
+    f.cpu.clear();
+    let mut buf = || {
+        let mut v = spare.pop().unwrap_or_default();
+        v.clear();
+        v
+    };
+    let (mut reads, mut writes) = (None, None);
     for (o, l) in pieces(io.offset, io.len, rs) {
         let rec = o / rs;
         let whole = l == rs;
@@ -166,17 +219,37 @@ pub(crate) fn map(pool: &Pool, io: LogicalIo, failed: &[NodeIx]) -> Fanout {
         // partial writes outside a stream (the old block is read before it is dirtied).
         let read = if io.write { !whole && !io.stream } else { !io.stream || starts };
         if read {
-            let (ios, lost) = record_ios(pool, rec, false, false, failed);
-            reads.extend(ios);
-            record_cpu(pool, &mut f, false, lost);
+            let lost = record_ios_into(pool, rec, false, false, failed, reads.get_or_insert_with(&mut buf));
+            record_cpu(pool, f, false, lost);
         }
         if io.write && (!io.stream || ends) {
-            let (ios, _) = record_ios(pool, rec, true, false, failed);
-            writes.extend(ios);
-            record_cpu(pool, &mut f, true, false);
+            record_ios_into(pool, rec, true, false, failed, writes.get_or_insert_with(&mut buf));
+            record_cpu(pool, f, true, false);
         }
     }
-    f.push_phase(reads);
-    f.push_phase(writes);
-    f
+    spare.clear();
+    f.phases = spare;
+    f.push_phase(reads.unwrap_or_default());
+    f.push_phase(writes.unwrap_or_default());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn by_disk_is_the_columns_sorted_by_disk() {
+        // Every start sector over two full turns of the disks, wide and narrow records
+        // (4 KiB on 8 disks fills fewer columns than disks), RAIDZ1 to RAIDZ3.
+        for (n, p) in [(3, 1), (5, 1), (8, 2), (6, 2), (11, 3)] {
+            for psize in [4u64 << 10, 12 << 10, 128 << 10, 1 << 20] {
+                for b in 0..2 * n as u64 {
+                    let (mut want, _) = raidz_columns(n, p, 12, b, psize);
+                    want.sort_by_key(|c| c.disk);
+                    let got: Vec<Column> = RaidzMap::new(n, p, 12, b, psize).by_disk().collect();
+                    assert_eq!(got, want, "n {n} p {p} psize {psize} b {b}");
+                }
+            }
+        }
+    }
 }

@@ -600,7 +600,10 @@ impl Sim {
             let stream = sequential && p.last_end[j as usize] == offset;
             p.last_end[j as usize] = offset + len;
             let io = LogicalIo { write: !read, offset, len, job: j, stream, depth };
-            (p.pool.map(&p.topo, io, &p.failed), !read, len as f64)
+            // The slot this I/O will take keeps the buffers of the fanout it last held.
+            let mut f = p.free.last().map(|&i| std::mem::take(&mut p.logical[i as usize].fanout)).unwrap_or_default();
+            p.pool.map_into(&p.topo, io, &p.failed, &mut f);
+            (f, !read, len as f64)
         };
         let Some(p) = self.pool.as_mut() else { return };
         let l = p.new_logical(Logical {
@@ -631,7 +634,8 @@ impl Sim {
                 self.logical_done(l);
                 return;
             }
-            let members = std::mem::take(&mut lg.fanout.phases[lg.phase]);
+            let ph = lg.phase;
+            let members = std::mem::take(&mut lg.fanout.phases[ph]);
             lg.phase += 1;
             let job = lg.job;
             let mut issued = std::mem::take(&mut p.issued);
@@ -653,6 +657,8 @@ impl Sim {
                 lg.pending += 1;
                 issued.push((slot, m.write, offset, len));
             }
+            // The phase goes back into its fanout, whose buffers a later logical I/O reuses.
+            p.logical[l as usize].fanout.phases[ph] = members;
             if issued.is_empty() {
                 p.issued = issued;
                 continue;
