@@ -50,9 +50,11 @@ pub struct MeasureArgs {
     /// Print the report as JSON
     #[arg(long)]
     pub json: bool,
-    /// Also write the JSON report to FILE (atomically; a device node, FIFO or symbolic link
-    /// there is refused before the run)
-    #[arg(long, value_name = "FILE")]
+    /// Also write the result to FILE in the format its extension names (.json, .csv, .md;
+    /// for a ramp also .svg, .png; no extension: JSON), or every format into a directory (an
+    /// existing one, or ending in /); atomically, a device node, FIFO or symbolic link there
+    /// is refused before the run
+    #[arg(long, value_name = "FILE|DIR")]
     pub out: Option<PathBuf>,
     /// Write a fio job file that runs the same workload, to cross-check with fio (written
     /// after the run, so never for a run the write gate refused; checked like --out)
@@ -94,15 +96,23 @@ fn parse_range(s: &str) -> Option<(usize, usize)> {
     Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
 }
 
+/// `--out`'s target: a ramp (`--active A..B`) writes a sweep's formats, one run a report's.
+fn out_target(a: &MeasureArgs) -> CliResult<Option<iopath_reports::export::OutTarget>> {
+    use iopath_reports::export::{Bare, OutFormat, REPORT_FORMATS, REPORT_SET, SWEEP_FORMATS, SWEEP_SET};
+    let Some(p) = &a.out else { return Ok(None) };
+    let ramp = a.workload.active.as_deref().is_some_and(|s| s.contains(".."));
+    let (formats, names) = if ramp { (SWEEP_FORMATS, SWEEP_SET) } else { (REPORT_FORMATS, REPORT_SET) };
+    super::output::target("--out", p, formats, Bare::File(OutFormat::Json), names).map(Some)
+}
+
 pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
     if a.cpu {
         return super::cpu_bench::run(a, catalog);
     }
     // Output paths first: a refused one stops the run before any target is opened or created.
-    for (flag, path) in [("--out", &a.out), ("--fio-job", &a.fio_job)] {
-        if let Some(p) = path {
-            super::output::check_file(flag, p)?;
-        }
+    let out = out_target(&a)?;
+    if let Some(p) = &a.fio_job {
+        super::output::check_file("--fio-job", p)?;
     }
     let (topo, pool, name) = target_pool(&a, catalog)?;
 
@@ -203,13 +213,16 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
     if let Some((f, job)) = &fio_job {
         super::output::write_file("--fio-job", f, job.as_bytes())?;
     }
-    let (json, partial, failed) = match &outcome {
-        Outcome::Report(r) => (serde_json::to_string_pretty(r), r.partial, false),
-        Outcome::Sweep(s) => (serde_json::to_string_pretty(s), s.partial, s.points.iter().any(|p| p.error.is_some())),
+    let (partial, failed) = match &outcome {
+        Outcome::Report(r) => (r.partial, false),
+        Outcome::Sweep(s) => (s.partial, s.points.iter().any(|p| p.error.is_some())),
     };
-    let json = json.map_err(|e| CliError::runtime(anyhow!(e)))?;
-    if let Some(f) = &a.out {
-        super::output::write_file("--out", f, format!("{json}\n").as_bytes())?;
+    if let Some(out) = &out {
+        let written = match &outcome {
+            Outcome::Report(r) => iopath_reports::export::write_report_to(out, r),
+            Outcome::Sweep(s) => iopath_reports::export::write_sweep_to(out, s, &[], &Default::default()),
+        };
+        written.map_err(|e| super::output::error("--out", e))?;
     }
     if a.json {
         match &outcome {

@@ -36,10 +36,12 @@ pub struct SweepArgs {
     /// Print the sweep as one JSON document.
     #[arg(long)]
     pub json: bool,
-    /// Write sweep.json, sweep.csv, sweep.md and plots (SVG, PNG) as this directory: built
-    /// aside and swapped in whole, so it never mixes two runs' files. An existing DIR must
-    /// hold only those files; a symbolic link as DIR is refused.
-    #[arg(long, value_name = "DIR")]
+    /// Write the sweep as one file in the format its extension names (.json, .csv, .md,
+    /// .svg, .png), or sweep.json, sweep.csv, sweep.md and plots (SVG, PNG) as a directory
+    /// (a path without an extension, an existing directory, or one ending in /): built aside
+    /// and swapped in whole, so it never mixes two runs' files. An existing DIR must hold
+    /// only those files; a symbolic link is refused.
+    #[arg(long, value_name = "FILE|DIR")]
     pub out: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(long, short)]
@@ -193,9 +195,11 @@ pub fn check_points(topo: &Topology, base: &WorkloadSpec, axes: &[Axis]) -> CliR
 }
 
 pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
-    if let Some(dir) = &a.out {
-        super::output::check_dir("--out", dir, iopath_reports::export::SWEEP_SET)?;
-    }
+    use iopath_reports::export::{Bare, SWEEP_FORMATS, SWEEP_SET};
+    let out = match &a.out {
+        Some(p) => Some(super::output::target("--out", p, SWEEP_FORMATS, Bare::Dir, SWEEP_SET)?),
+        None => None,
+    };
     let topo = load_topology(&a.topology, cat, &a.set)?;
     let replications = super::replications(a.replications)?;
     let axes = axes_of(&mut a.workload, &a.vary, topo.drives.len())?;
@@ -244,9 +248,9 @@ pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    if let Some(dir) = &a.out {
+    if let Some(out) = &out {
         let opts = PlotOptions::default();
-        let written = iopath_reports::export::write_sweep_outputs(dir, &sweep, &measured, &opts)
+        let written = iopath_reports::export::write_sweep_to(out, &sweep, &measured, &opts)
             .map_err(|e| super::output::error("--out", e))?;
         if !a.quiet {
             for p in written {
