@@ -811,4 +811,48 @@ mod formats {
             .unwrap();
         assert_refused("--measured junk.json", &o, &["junk.json", "not a report or sweep"]);
     }
+
+    /// The per-drive `bottleneck` column repeated the point's. Six SATA SSDs reading 1 MiB
+    /// at QD 8 behind the ASM1166 with its uplink cut to one lane: PCIe 3.0 x1 carries at
+    /// most 8 GT/s x 128/130 / 8 = 984.6 MB/s, under six drives' ~530 MB/s each, so the
+    /// uplink saturates. Drive I held to 50 MB/s by its own media is under any fair share of
+    /// it (984.6 / 6 = 164 MB/s at full efficiency, still above 50 at 31%): I is bound by
+    /// I.media, the five others by the uplink, which is also the run's bottleneck.
+    #[test]
+    fn each_drive_names_its_own_bottleneck() {
+        let d = scratch("bneck");
+        let out = d.path().join("r.csv");
+        let args = [
+            "simulate",
+            TOPO,
+            "--set",
+            "hba.lanes=1",
+            "--set",
+            "I.seq_read_mb_s=50",
+            "--rw",
+            "read",
+            "--bs",
+            "1m",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "0.3s",
+            "-q",
+            "--out",
+        ];
+        ok(&[&args[..], &[path_str(&out)]].concat());
+        let csv = std::fs::read_to_string(&out).unwrap();
+        let mut rows = csv.lines().map(|l| l.split(',').collect::<Vec<_>>());
+        let header = rows.next().unwrap();
+        let (drive, b) = (
+            header.iter().position(|c| *c == "drive").unwrap(),
+            header.iter().position(|c| *c == "bottleneck").unwrap(),
+        );
+        let got: Vec<(String, String)> = rows.map(|r| (r[drive].to_string(), r[b].to_string())).collect();
+        let want: Vec<(String, String)> = ["D", "E", "F", "G", "H", "I", "total"]
+            .iter()
+            .map(|id| (id.to_string(), if *id == "I" { "I.media" } else { "hba.uplink.up" }.to_string()))
+            .collect();
+        assert_eq!(got, want, "{csv}");
+    }
 }

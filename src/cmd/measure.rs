@@ -179,26 +179,14 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         stop: stop.clone(),
     };
 
-    let bar = super::show_progress(a.quiet).then(|| {
-        let b = indicatif::ProgressBar::new(1000);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    // Position and length in milliseconds of the run (every point of a ramp: the total).
+    let bar = super::progress::bar(a.quiet, 1, super::progress::Unit::Seconds);
     let progress = |p: &Progress| {
         if let Some(b) = &bar {
-            let frac = p.elapsed.as_secs_f64() / p.total.as_secs_f64().max(1e-9);
-            b.set_position((frac * 1000.0) as u64);
+            b.set_length(p.total.as_millis().max(1) as u64);
+            b.set_position(p.elapsed.as_millis() as u64);
             let pt = p.point.map(|(i, n)| format!("point {i}/{n} ")).unwrap_or_default();
-            b.set_message(format!(
-                "{pt}{} {:.1}/{:.1} s  {:.1} MB/s",
-                if p.in_ramp { "ramp" } else { "measuring" },
-                p.elapsed.as_secs_f64(),
-                p.total.as_secs_f64(),
-                p.mb_s
-            ));
+            b.set_message(format!("{pt}{} {:.1} MB/s", if p.in_ramp { "ramp" } else { "measuring" }, p.mb_s));
         }
     };
 

@@ -14,6 +14,7 @@ pub mod fit;
 pub mod measure;
 pub mod output;
 pub mod plan;
+pub mod progress;
 pub mod report;
 pub mod report_pool;
 pub mod schema;

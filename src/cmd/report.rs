@@ -2,7 +2,7 @@
 //! build would print: the tree, the bound, the standard sweeps, per-link utilization at
 //! full load.
 use super::sweep::load_measured;
-use super::{CliError, CliResult, WorkloadArgs, interrupt_flag, load_topology, show_progress, wall_clock};
+use super::{CliError, CliResult, WorkloadArgs, interrupt_flag, load_topology, wall_clock};
 use iopath_model::Catalog;
 use iopath_model::paths::ResourceGraph;
 use iopath_reports::export::PAGE_SET;
@@ -93,7 +93,7 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
             eprintln!("warning: {msg}");
         }
     }
-    let bar = show_progress(a.quiet).then(|| indicatif::ProgressBar::new((plan.len() * n + 6) as u64));
+    let bar = super::progress::bar(a.quiet, (plan.len() * n + 6) as u64, super::progress::Unit::Steps("runs"));
     let clock = wall_clock();
     let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
     let tick = || {

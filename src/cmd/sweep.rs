@@ -2,7 +2,7 @@
 //! --rwmixread 0..100:10 | --vary NODE.PARAM=V1,V2`: many runs in parallel (rayon).
 use super::{
     CliError, CliResult, WorkloadArgs, interrupt_flag, load_topology, print_json, print_text, resolve_workload,
-    show_progress, wall_clock,
+    wall_clock,
 };
 use iopath_model::{Catalog, Topology, WorkloadSpec};
 use iopath_reports::plot::{MeasuredSeries, PlotOptions};
@@ -225,18 +225,7 @@ pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
             eprintln!("warning: {msg} (the estimate times the costliest point)");
         }
     }
-    let bar = if show_progress(a.quiet) {
-        let b = indicatif::ProgressBar::new(total as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} {pos}/{len} points [{elapsed_precise}<{eta_precise}] {wide_bar}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = super::progress::bar(a.quiet, total as u64, super::progress::Unit::Steps("points"));
     let clock = wall_clock();
     let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
     let tick = || {

@@ -2,7 +2,9 @@
 //!
 //! Columns (in this order): `param, value, param2, value2, drive, read_mb_s, write_mb_s,
 //! mb_s, iops, lat_mean_us, lat_p50_us, lat_p99_us, bottleneck, bound_mb_s, error, partial`.
-//! Rates are MB/s (10^6 bytes per second), latencies microseconds. `bound_mb_s` is the
+//! Rates are MB/s (10^6 bytes per second), latencies microseconds. A drive row's
+//! `bottleneck` is that drive's own binding resource (empty for a measured drive), the
+//! `total` row's the run's. `bound_mb_s` is the
 //! closed-form bound on the point's total, so it is filled on the `total` row only; a failed
 //! point has a single `total` row with empty numbers and its `error`. A single report exports
 //! the same columns with empty `param`/`value`. Written with the `csv` crate, which quotes a
@@ -139,7 +141,9 @@ fn measurement_row(
 fn report_rows(out: &mut csv::Writer<Vec<u8>>, key: &Key, r: &Report, bound: Option<f64>) -> Result<(), ReportError> {
     let b = &r.bottleneck.id;
     for d in &r.drives {
-        let row = measurement_row(key, &d.id, d.read_mb_s, d.write_mb_s, d.iops, &d.lat_us, b, None, r.partial);
+        // Each drive's own binding resource (simulated runs); a measured drive has none.
+        let own = d.bottleneck.as_ref().map_or("", |b| b.id.as_str());
+        let row = measurement_row(key, &d.id, d.read_mb_s, d.write_mb_s, d.iops, &d.lat_us, own, None, r.partial);
         push_row(out, &row)?;
     }
     let t = &r.total;
