@@ -249,14 +249,16 @@ mod refused_paths {
     }
 
     /// A directory where a file is expected, and a file where a directory is expected.
+    /// (`simulate --out DIR` of an existing directory writes its set there: see `formats`.)
     #[test]
     fn a_directory_for_a_file_and_a_file_for_a_directory_are_refused() {
         let d = scratch("kind");
         let sub = d.path().join("sub");
         std::fs::create_dir(&sub).unwrap();
-        let (what, args) = &single_file_writers(d.path())[0];
+        let (what, args) = &single_file_writers(d.path())[1];
         assert_refused(what, &run_with(args, &sub), &["is a directory"]);
-        let file = d.path().join("file.txt");
+        // No extension: `sweep --out` names a directory, as it always did.
+        let file = d.path().join("file");
         std::fs::write(&file, b"keep").unwrap();
         let (what, args) = &set_writers(d.path())[0];
         assert_refused(what, &run_with(args, &file), &["regular file", "not a directory"]);
@@ -639,5 +641,228 @@ mod output_sets {
         eprintln!(
             "SIGINT during sweep --out: {trials} trials, {by_handler} stopped by the handler, 0 temporaries left"
         );
+    }
+}
+
+/// Issue #16, outputs: `--out` picks the format from the extension, or a directory for all;
+/// iopath reads back what it writes (`--measured` of its own CSV, reports and sweeps).
+mod formats {
+    use super::*;
+
+    fn ok(args: &[&str]) -> Output {
+        let o = iopath().args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        o
+    }
+
+    fn json(path: &Path) -> Value {
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    const TOPO: &str = "configs/asm1166-6ssd.toml";
+
+    /// `simulate --out sim.csv` wrote JSON into the .csv file: each extension now gets its
+    /// format, and the CSV is the JSON report's numbers rounded (MB/s to 0.01, IOPS whole).
+    #[test]
+    fn simulate_writes_the_format_its_extension_names() {
+        let d = scratch("fmt");
+        let p = |n: &str| path_str(&d.path().join(n)).to_string();
+        let run = ["simulate", TOPO, "--runtime", "0.05s", "-q", "--out"];
+        ok(&[&run[..], &[&p("r.json")]].concat());
+        ok(&[&run[..], &[&p("r.csv")]].concat());
+        ok(&[&run[..], &[&p("r.md")]].concat());
+        let r = json(&d.path().join("r.json"));
+        let csv = std::fs::read_to_string(d.path().join("r.csv")).unwrap();
+        assert!(csv.starts_with("param,value,param2,value2,drive,"), "{csv}");
+        let total: Vec<&str> = csv.lines().find(|l| l.contains(",total,")).unwrap().split(',').collect();
+        // The same seed gives the same run: the CSV's total is the JSON's, rounded.
+        let mb_s = r["total"]["mb_s"].as_f64().unwrap();
+        assert_eq!(total[7], format!("{}", (mb_s * 100.0).round() / 100.0));
+        assert_eq!(total[8], format!("{}", r["total"]["iops"].as_f64().unwrap().round()));
+        // Six drives and a total, after the header.
+        assert_eq!(csv.lines().count(), 8, "{csv}");
+        let md = std::fs::read_to_string(d.path().join("r.md")).unwrap();
+        assert!(md.starts_with("## ") && md.contains("| total"), "{md}");
+    }
+
+    /// An extension the command does not write is a usage error naming those it does,
+    /// before any run (no file appears); an existing directory, or a path ending in `/`,
+    /// gets every format.
+    #[test]
+    fn unknown_extensions_are_refused_and_directories_get_every_format() {
+        let d = scratch("fmt-dir");
+        let bad = d.path().join("r.txt");
+        let o =
+            iopath().args(["simulate", TOPO, "--runtime", "0.05s", "-q", "--out", path_str(&bad)]).output().unwrap();
+        assert_refused("simulate --out r.txt", &o, &["--out", "r.txt", ".json, .csv, .md"]);
+        assert!(!bad.exists());
+        let o = iopath()
+            .args([
+                "sweep",
+                TOPO,
+                "--runtime",
+                "0.02s",
+                "--active",
+                "1..2",
+                "-q",
+                "--out",
+                path_str(&d.path().join("s.html")),
+            ])
+            .output()
+            .unwrap();
+        assert_refused("sweep --out s.html", &o, &[".json, .csv, .md, .svg, .png"]);
+        let sub = d.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        ok(&["simulate", TOPO, "--runtime", "0.05s", "-q", "--out", path_str(&sub)]);
+        let names: Vec<String> = set_of(&sub).unwrap().into_keys().collect();
+        assert_eq!(names, ["report.csv", "report.json", "report.md"]);
+        let slash = format!("{}/", path_str(&d.path().join("new")));
+        ok(&["sweep", TOPO, "--runtime", "0.02s", "--active", "1..2", "-q", "--out", &slash]);
+        let names: Vec<String> = set_of(&d.path().join("new")).unwrap().into_keys().collect();
+        assert_eq!(names, ["sweep.csv", "sweep.json", "sweep.md", "sweep.png", "sweep.svg"]);
+        // One chart alone: a PNG file, by its signature (PNG spec: 89 50 4E 47 0D 0A 1A 0A).
+        let png = d.path().join("s.png");
+        ok(&["sweep", TOPO, "--runtime", "0.02s", "--active", "1..2", "-q", "--out", path_str(&png)]);
+        assert_eq!(&std::fs::read(&png).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
+    }
+
+    /// The overlay of `sweep.json`: the points read back from a file iopath wrote.
+    fn overlay(doc: &Value) -> Vec<(String, Vec<(f64, f64)>)> {
+        doc["overlay"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no overlay in {doc}"))
+            .iter()
+            .map(|s| {
+                let pts =
+                    s["points"].as_array().unwrap().iter().map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()));
+                (s["label"].as_str().unwrap().to_string(), pts.collect())
+            })
+            .collect()
+    }
+
+    /// Write, read back, same points: a sweep's own sweep.csv and sweep.json given back as
+    /// `--measured` become an overlay (kept in the new sweep.json) at the same x with the
+    /// same MB/s: exactly from the JSON, to the CSV's 0.01 MB/s from the CSV. A report from
+    /// `simulate --out` is one point at x = its number of drives.
+    #[test]
+    fn iopath_reads_back_what_it_writes() {
+        let d = scratch("readback");
+        let first = d.path().join("first");
+        ok(&["sweep", TOPO, "--runtime", "0.02s", "--active", "1..3", "-q", "--out", path_str(&first)]);
+        let sweep = json(&first.join("sweep.json"));
+        let want: Vec<(f64, f64)> = sweep["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p["value"].as_f64().unwrap(), p["report"]["total"]["mb_s"].as_f64().unwrap()))
+            .collect();
+        assert_eq!(want.iter().map(|p| p.0).collect::<Vec<_>>(), [1.0, 2.0, 3.0]);
+        let report = d.path().join("r.json");
+        ok(&["simulate", TOPO, "--runtime", "0.02s", "--active", "2", "-q", "--out", path_str(&report)]);
+        let r = json(&report);
+        let out = d.path().join("second.json");
+        let (csv, js) = (first.join("sweep.csv"), first.join("sweep.json"));
+        ok(&[
+            "sweep",
+            TOPO,
+            "--runtime",
+            "0.02s",
+            "--active",
+            "1..3",
+            "-q",
+            "--measured",
+            path_str(&csv),
+            "--measured",
+            path_str(&js),
+            "--measured",
+            path_str(&report),
+            "--out",
+            path_str(&out),
+        ]);
+        let o = overlay(&json(&out));
+        assert_eq!(o.len(), 3, "{o:?}");
+        assert_eq!(o[0].0, "sweep");
+        for ((x, y), (wx, wy)) in o[0].1.iter().zip(&want) {
+            assert!(x == wx && (y - wy).abs() <= 0.005 + 1e-9, "csv point ({x}, {y}) against ({wx}, {wy})");
+        }
+        assert_eq!(o[0].1.len(), 3);
+        assert_eq!(o[1].1, want, "sweep.json read back");
+        assert_eq!(o[2], ("r".to_string(), vec![(2.0, r["total"]["mb_s"].as_f64().unwrap())]));
+        // The new sweep's own points are still the sweep's, unchanged by the overlay.
+        assert_eq!(json(&out)["points"].as_array().unwrap().len(), 3);
+    }
+
+    /// A quoted CSV label keeps its comma; a file iopath cannot read names itself and why.
+    #[test]
+    fn quoted_labels_survive_and_unreadable_files_are_errors() {
+        let d = scratch("label");
+        let pts = d.path().join("pub.csv");
+        std::fs::write(&pts, "x,mb_s,label\n1,100,\"Smith, 2023\"\n2,190,\"Smith, 2023\"\n").unwrap();
+        let out = d.path().join("s.json");
+        ok(&[
+            "sweep",
+            TOPO,
+            "--runtime",
+            "0.02s",
+            "--active",
+            "1..2",
+            "-q",
+            "--measured",
+            path_str(&pts),
+            "--out",
+            path_str(&out),
+        ]);
+        assert_eq!(overlay(&json(&out)), [("Smith, 2023".to_string(), vec![(1.0, 100.0), (2.0, 190.0)])]);
+        let junk = d.path().join("junk.json");
+        std::fs::write(&junk, "{ \"neither\": 1 }").unwrap();
+        let o = iopath()
+            .args(["sweep", TOPO, "--runtime", "0.02s", "--active", "1..2", "-q", "--measured", path_str(&junk)])
+            .output()
+            .unwrap();
+        assert_refused("--measured junk.json", &o, &["junk.json", "not a report or sweep"]);
+    }
+
+    /// The per-drive `bottleneck` column repeated the point's. Six SATA SSDs reading 1 MiB
+    /// at QD 8 behind the ASM1166 with its uplink cut to one lane: PCIe 3.0 x1 carries at
+    /// most 8 GT/s x 128/130 / 8 = 984.6 MB/s, under six drives' ~530 MB/s each, so the
+    /// uplink saturates. Drive I held to 50 MB/s by its own media is under any fair share of
+    /// it (984.6 / 6 = 164 MB/s at full efficiency, still above 50 at 31%): I is bound by
+    /// I.media, the five others by the uplink, which is also the run's bottleneck.
+    #[test]
+    fn each_drive_names_its_own_bottleneck() {
+        let d = scratch("bneck");
+        let out = d.path().join("r.csv");
+        let args = [
+            "simulate",
+            TOPO,
+            "--set",
+            "hba.lanes=1",
+            "--set",
+            "I.seq_read_mb_s=50",
+            "--rw",
+            "read",
+            "--bs",
+            "1m",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "0.3s",
+            "-q",
+            "--out",
+        ];
+        ok(&[&args[..], &[path_str(&out)]].concat());
+        let csv = std::fs::read_to_string(&out).unwrap();
+        let mut rows = csv.lines().map(|l| l.split(',').collect::<Vec<_>>());
+        let header = rows.next().unwrap();
+        let (drive, b) = (
+            header.iter().position(|c| *c == "drive").unwrap(),
+            header.iter().position(|c| *c == "bottleneck").unwrap(),
+        );
+        let got: Vec<(String, String)> = rows.map(|r| (r[drive].to_string(), r[b].to_string())).collect();
+        let want: Vec<(String, String)> = ["D", "E", "F", "G", "H", "I", "total"]
+            .iter()
+            .map(|id| (id.to_string(), if *id == "I" { "I.media" } else { "hba.uplink.up" }.to_string()))
+            .collect();
+        assert_eq!(got, want, "{csv}");
     }
 }

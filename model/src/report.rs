@@ -52,6 +52,11 @@ pub struct DriveResult {
     pub write_bytes: u64,
     #[serde(default)]
     pub ios: u64,
+    /// This drive's own binding resource: the busiest resource its transfers cross (its
+    /// media, its link, a shared uplink), from the simulator's allocation; absent for
+    /// measured runs, which have no allocation to read it from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck: Option<Bottleneck>,
 }
 
 /// Utilization of one link or shared element, by direction (fractions of its capacity).

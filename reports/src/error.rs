@@ -30,6 +30,34 @@ pub enum ReportError {
         help: String,
     },
 
+    /// An output path's extension names no format the command writes.
+    #[error(
+        "cannot write {}: `.{extension}` is not a format this command writes\n  help: end the name in one of .{}, or name a directory (ending in /) for all of them",
+        path.display(),
+        known.join(", .")
+    )]
+    Format {
+        /// The path as given.
+        path: PathBuf,
+        /// Its extension, without the dot.
+        extension: String,
+        /// The extensions the command writes, without the dot.
+        known: Vec<&'static str>,
+    },
+
+    /// A file of a format was asked for that this result cannot give (a chart of a sweep
+    /// where no point ran).
+    #[error(
+        "nothing to write to {}: this result has no {format} output (a chart needs at least one point that ran)\n  help: write the .json or .csv instead, which record every point's error",
+        path.display()
+    )]
+    NothingToWrite {
+        /// The file asked for.
+        path: PathBuf,
+        /// Its format's extension.
+        format: &'static str,
+    },
+
     /// The output directory could not be created.
     #[error(
         "cannot create the output directory {}: {source}\n  help: name an output directory you can write to",
@@ -103,6 +131,6 @@ impl ReportError {
     /// Whether this is a refused output path (a usage error: exit 2 in the CLI) rather than
     /// a failure while writing.
     pub fn is_refusal(&self) -> bool {
-        matches!(self, ReportError::Refused { .. })
+        matches!(self, ReportError::Refused { .. } | ReportError::Format { .. })
     }
 }

@@ -18,10 +18,11 @@ pub struct CompareArgs {
     /// Print the comparison as one JSON document.
     #[arg(long)]
     pub json: bool,
-    /// Write compare.svg and compare.png (measured markers over the predicted line) as this
-    /// directory, swapped in whole; an existing DIR must hold only those files, and a
-    /// symbolic link as DIR is refused.
-    #[arg(long, value_name = "DIR")]
+    /// Write the chart of measured markers over the predicted line as one file (.svg or
+    /// .png, by extension), or compare.svg and compare.png as a directory (no extension, an
+    /// existing directory, or ending in /), swapped in whole; an existing DIR must hold only
+    /// those files, and a symbolic link is refused.
+    #[arg(long, value_name = "FILE|DIR")]
     pub out: Option<PathBuf>,
     /// No notes on stderr.
     #[arg(long, short)]
@@ -29,9 +30,11 @@ pub struct CompareArgs {
 }
 
 pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
-    if let Some(dir) = &a.out {
-        super::output::check_dir("--out", dir, COMPARE_SET)?;
-    }
+    use iopath_reports::export::{Bare, OutFormat};
+    let out = match &a.out {
+        Some(p) => Some(super::output::target("--out", p, &[OutFormat::Svg, OutFormat::Png], Bare::Dir, COMPARE_SET)?),
+        None => None,
+    };
     let (topo, opts) = a.measured.topology_and_options(cat)?;
     let (points, _) = load_points(&a.measured.measurements, &a.measured.map, &topo)?;
     let reports = calibrate::predict_reports(&topo, &points, &opts);
@@ -46,7 +49,7 @@ pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
         rows.push(Row::new(p, calibrate::fit::point_value(&r, p)));
         sim.push(r);
     }
-    if let Some(dir) = &a.out {
+    if let Some(out) = &out {
         // x: the number of drives when that tells the points apart, else the point's index.
         let ndrives: Vec<usize> = sim.iter().map(|r| r.drives.len()).collect();
         let mut uniq = ndrives.clone();
@@ -80,10 +83,18 @@ pub fn run(a: CompareArgs, cat: &Catalog) -> CliResult {
         }];
         let popts = PlotOptions { title: Some(format!("{}: predicted vs measured", topo.name)), ..Default::default() };
         let plot_err = |e| super::output::error("--out", e);
-        let svg = iopath_reports::plot::sweep_svg_string(&sweep, &measured, &popts).map_err(plot_err)?;
-        let png = iopath_reports::plot::sweep_png_bytes(&sweep, &measured, &popts).map_err(plot_err)?;
-        let files = [("compare.svg".to_string(), svg.into_bytes()), ("compare.png".to_string(), png)];
-        for p in super::output::write_set("--out", dir, &files, COMPARE_SET)? {
+        let mut files = Vec::new();
+        if out.wants(OutFormat::Svg) {
+            let svg = iopath_reports::plot::sweep_svg_string(&sweep, &measured, &popts).map_err(plot_err)?;
+            files.push(("compare.svg".to_string(), svg.into_bytes()));
+        }
+        if out.wants(OutFormat::Png) {
+            files.push((
+                "compare.png".to_string(),
+                iopath_reports::plot::sweep_png_bytes(&sweep, &measured, &popts).map_err(plot_err)?,
+            ));
+        }
+        for p in super::output::write_target("--out", out, &files, COMPARE_SET)? {
             if !a.quiet {
                 eprintln!("wrote {}", p.display());
             }

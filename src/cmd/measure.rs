@@ -52,9 +52,11 @@ pub struct MeasureArgs {
     /// Print the report as JSON
     #[arg(long)]
     pub json: bool,
-    /// Also write the JSON report to FILE (atomically; a device node, FIFO or symbolic link
-    /// there is refused before the run)
-    #[arg(long, value_name = "FILE")]
+    /// Also write the result to FILE in the format its extension names (.json, .csv, .md;
+    /// for a ramp also .svg, .png; no extension: JSON), or every format into a directory (an
+    /// existing one, or ending in /); atomically, a device node, FIFO or symbolic link there
+    /// is refused before the run
+    #[arg(long, value_name = "FILE|DIR")]
     pub out: Option<PathBuf>,
     /// Write a fio job file that runs the same workload, to cross-check with fio (written
     /// after the run, so never for a run the write gate refused; checked like --out). Before
@@ -105,15 +107,23 @@ fn parse_range(s: &str) -> Option<(usize, usize)> {
     Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
 }
 
+/// `--out`'s target: a ramp (`--active A..B`) writes a sweep's formats, one run a report's.
+fn out_target(a: &MeasureArgs) -> CliResult<Option<iopath_reports::export::OutTarget>> {
+    use iopath_reports::export::{Bare, OutFormat, REPORT_FORMATS, REPORT_SET, SWEEP_FORMATS, SWEEP_SET};
+    let Some(p) = &a.out else { return Ok(None) };
+    let ramp = a.workload.active.as_deref().is_some_and(|s| s.contains(".."));
+    let (formats, names) = if ramp { (SWEEP_FORMATS, SWEEP_SET) } else { (REPORT_FORMATS, REPORT_SET) };
+    super::output::target("--out", p, formats, Bare::File(OutFormat::Json), names).map(Some)
+}
+
 pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
     if a.cpu {
         return super::cpu_bench::run(a, catalog);
     }
     // Output paths first: a refused one stops the run before any target is opened or created.
-    for (flag, path) in [("--out", &a.out), ("--write-fio-job", &a.write_fio_job)] {
-        if let Some(p) = path {
-            super::output::check_file(flag, p)?;
-        }
+    let out = out_target(&a)?;
+    if let Some(p) = &a.write_fio_job {
+        super::output::check_file("--write-fio-job", p)?;
     }
     let job = a.fio_job.as_deref().map(super::fio_job::load).transpose()?;
     if job.is_some() && !a.targets.is_empty() {
@@ -182,26 +192,14 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         stop: stop.clone(),
     };
 
-    let bar = super::show_progress(a.quiet).then(|| {
-        let b = indicatif::ProgressBar::new(1000);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    // Position and length in milliseconds of the run (every point of a ramp: the total).
+    let bar = super::progress::bar(a.quiet, 1, super::progress::Unit::Seconds);
     let progress = |p: &Progress| {
         if let Some(b) = &bar {
-            let frac = p.elapsed.as_secs_f64() / p.total.as_secs_f64().max(1e-9);
-            b.set_position((frac * 1000.0) as u64);
+            b.set_length(p.total.as_millis().max(1) as u64);
+            b.set_position(p.elapsed.as_millis() as u64);
             let pt = p.point.map(|(i, n)| format!("point {i}/{n} ")).unwrap_or_default();
-            b.set_message(format!(
-                "{pt}{} {:.1}/{:.1} s  {:.1} MB/s",
-                if p.in_ramp { "ramp" } else { "measuring" },
-                p.elapsed.as_secs_f64(),
-                p.total.as_secs_f64(),
-                p.mb_s
-            ));
+            b.set_message(format!("{pt}{} {:.1} MB/s", if p.in_ramp { "ramp" } else { "measuring" }, p.mb_s));
         }
     };
 
@@ -224,13 +222,16 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         let o = JobFileOptions { engine: engine.as_deref().unwrap_or("io_uring"), name: a.workload.name.as_deref() };
         super::output::write_file("--write-fio-job", f, job_file(&opts.workload, jt, runtime, ramp, &o).as_bytes())?;
     }
-    let (json, partial, failed) = match &outcome {
-        Outcome::Report(r) => (serde_json::to_string_pretty(r), r.partial, false),
-        Outcome::Sweep(s) => (serde_json::to_string_pretty(s), s.partial, s.points.iter().any(|p| p.error.is_some())),
+    let (partial, failed) = match &outcome {
+        Outcome::Report(r) => (r.partial, false),
+        Outcome::Sweep(s) => (s.partial, s.points.iter().any(|p| p.error.is_some())),
     };
-    let json = json.map_err(|e| CliError::runtime(anyhow!(e)))?;
-    if let Some(f) = &a.out {
-        super::output::write_file("--out", f, format!("{json}\n").as_bytes())?;
+    if let Some(out) = &out {
+        let written = match &outcome {
+            Outcome::Report(r) => iopath_reports::export::write_report_to(out, r),
+            Outcome::Sweep(s) => iopath_reports::export::write_sweep_to(out, s, &[], &Default::default()),
+        };
+        written.map_err(|e| super::output::error("--out", e))?;
     }
     if a.json {
         match &outcome {

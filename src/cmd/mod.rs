@@ -15,6 +15,7 @@ pub mod fit;
 pub mod measure;
 pub mod output;
 pub mod plan;
+pub mod progress;
 pub mod report;
 pub mod report_pool;
 pub mod schema;

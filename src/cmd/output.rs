@@ -5,7 +5,7 @@
 //! directory of outputs in whole.
 use super::{CliError, CliResult, interrupt_flag};
 use iopath_reports::ReportError;
-use iopath_reports::export::output;
+use iopath_reports::export::{Bare, OutFormat, OutTarget, output};
 use std::path::{Path, PathBuf};
 
 /// A writer's error as the CLI reports it: a refused path is a usage error (exit 2),
@@ -14,14 +14,29 @@ pub fn error(flag: &str, e: ReportError) -> CliError {
     CliError::from_lib(Some(flag), e)
 }
 
+/// What an `--out` path asks for (a file of the format its extension names, or a directory
+/// of every file), checked before the work that produces it: an extension the command does
+/// not write, or a path the writer would refuse, is a usage error before any run.
+pub fn target(flag: &str, path: &Path, formats: &[OutFormat], bare: Bare, names: &[&str]) -> CliResult<OutTarget> {
+    let t = OutTarget::parse(path, formats, bare).map_err(|e| error(flag, e))?;
+    t.check(names).map_err(|e| error(flag, e))?;
+    Ok(t)
+}
+
+/// Writes `files` (named as in a directory) to a target: the one of its format, or all.
+pub fn write_target(
+    flag: &str,
+    target: &OutTarget,
+    files: &[(String, Vec<u8>)],
+    names: &[&str],
+) -> CliResult<Vec<PathBuf>> {
+    interrupt_flag();
+    target.write(files, names).map_err(|e| error(flag, e))
+}
+
 /// Checks an output file's path before the work that produces it.
 pub fn check_file(flag: &str, path: &Path) -> CliResult<()> {
     output::check_output_file(path).map_err(|e| error(flag, e))
-}
-
-/// Checks an output directory (a set of files named in `names`) before the work.
-pub fn check_dir(flag: &str, dir: &Path, names: &[&str]) -> CliResult<()> {
-    output::check_output_dir(dir, names).map_err(|e| error(flag, e))
 }
 
 /// Writes one output file atomically.
@@ -30,10 +45,4 @@ pub fn write_file(flag: &str, path: &Path, bytes: &[u8]) -> CliResult<()> {
     // (and cleans up after itself) instead of the process dying half way.
     interrupt_flag();
     output::write_atomic(path, bytes).map_err(|e| error(flag, e))
-}
-
-/// Writes a set of output files as the directory `dir`, replacing an older set whole.
-pub fn write_set(flag: &str, dir: &Path, files: &[(String, Vec<u8>)], names: &[&str]) -> CliResult<Vec<PathBuf>> {
-    interrupt_flag();
-    output::write_set(dir, files, names).map_err(|e| error(flag, e))
 }

@@ -2,7 +2,7 @@
 //! build would print: the tree, the bound, the standard sweeps, per-link utilization at
 //! full load.
 use super::sweep::load_measured;
-use super::{CliError, CliResult, WorkloadArgs, interrupt_flag, load_topology, show_progress, wall_clock};
+use super::{CliError, CliResult, WorkloadArgs, interrupt_flag, load_topology, wall_clock};
 use iopath_model::Catalog;
 use iopath_model::paths::ResourceGraph;
 use iopath_reports::export::PAGE_SET;
@@ -17,8 +17,9 @@ pub struct ReportArgs {
     /// Topology file (see configs/ for examples).
     pub topology: PathBuf,
     /// Directory for report.html (and report.json, the full-load run), swapped in whole; an
-    /// existing DIR must hold only those files, and a symbolic link as DIR is refused.
-    #[arg(long, value_name = "DIR")]
+    /// existing DIR must hold only those files, and a symbolic link is refused. A name
+    /// ending in .html writes only the page, one in .json only the full-load run.
+    #[arg(long, value_name = "DIR|FILE")]
     pub out: PathBuf,
     /// Override a part figure of one node: NODE.PARAM=VALUE (repeatable).
     #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
@@ -40,7 +41,8 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
-    super::output::check_dir("--out", &a.out, PAGE_SET)?;
+    use iopath_reports::export::{Bare, OutFormat};
+    let out = super::output::target("--out", &a.out, &[OutFormat::Html, OutFormat::Json], Bare::Dir, PAGE_SET)?;
     let t = load_topology(&a.topology, cat, &a.set)?;
     super::report_pool::check(&t, a.workload.pool.as_deref(), a.workload.client.as_deref())?;
     let runtime = a.workload.runtime.clone().unwrap_or_else(|| "1s".to_string());
@@ -91,7 +93,7 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
             eprintln!("warning: {msg}");
         }
     }
-    let bar = show_progress(a.quiet).then(|| indicatif::ProgressBar::new((plan.len() * n + 6) as u64));
+    let bar = super::progress::bar(a.quiet, (plan.len() * n + 6) as u64, super::progress::Unit::Steps("runs"));
     let clock = wall_clock();
     let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
     let tick = || {
@@ -146,7 +148,7 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
     });
     let bytes = serde_json::to_vec_pretty(&full).map_err(|e| CliError::runtime(anyhow::Error::from(e)))?;
     let files = [("report.html".to_string(), page.into_bytes()), ("report.json".to_string(), bytes)];
-    let written = super::output::write_set("--out", &a.out, &files, PAGE_SET)?;
+    let written = super::output::write_target("--out", &out, &files, PAGE_SET)?;
     if !a.quiet {
         eprintln!("wrote {}", written[0].display());
     }

@@ -22,9 +22,11 @@ pub struct SimulateArgs {
     /// Print the report as one JSON document.
     #[arg(long)]
     pub json: bool,
-    /// Also write the JSON report to this file (atomically; a device node, FIFO or symbolic
-    /// link there is refused, not replaced or followed).
-    #[arg(long, value_name = "FILE")]
+    /// Also write the report to this file, in the format its extension names (.json, .csv,
+    /// .md; no extension: JSON), or as report.json, report.csv and report.md in a directory
+    /// (an existing one, or a path ending in /). Written atomically; a device node, FIFO or
+    /// symbolic link there is refused, not replaced or followed.
+    #[arg(long, value_name = "FILE|DIR")]
     pub out: Option<PathBuf>,
     /// No progress or notes on stderr.
     #[arg(long, short)]
@@ -55,9 +57,11 @@ pub fn sim_error(e: SimError) -> CliError {
 }
 
 pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
-    if let Some(out) = &a.out {
-        super::output::check_file("--out", out)?;
-    }
+    use iopath_reports::export::{Bare, OutFormat, REPORT_FORMATS, REPORT_SET};
+    let out = match &a.out {
+        Some(p) => Some(super::output::target("--out", p, REPORT_FORMATS, Bare::File(OutFormat::Json), REPORT_SET)?),
+        None => None,
+    };
     let topo = load_topology(&a.topology, cat, &a.set)?;
     let mut spec = a.workload.spec(&topo)?;
     if let Some(f) = &a.fio_job {
@@ -82,9 +86,8 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
             iopath_sim::replicate(&topo, &w, n, &opts).map_err(sim_error)?
         }
     };
-    if let Some(out) = &a.out {
-        let bytes = serde_json::to_vec_pretty(&report).map_err(|e| CliError::runtime(anyhow::Error::from(e)))?;
-        super::output::write_file("--out", out, &bytes)?;
+    if let Some(out) = &out {
+        iopath_reports::export::write_report_to(out, &report).map_err(|e| super::output::error("--out", e))?;
     }
     if a.json {
         print_json(&report)?;

@@ -2,7 +2,7 @@
 //! --rwmixread 0..100:10 | --vary NODE.PARAM=V1,V2`: many runs in parallel (rayon).
 use super::{
     CliError, CliResult, WorkloadArgs, interrupt_flag, load_topology, print_json, print_text, resolve_workload,
-    show_progress, wall_clock,
+    wall_clock,
 };
 use iopath_model::{Catalog, Topology, WorkloadSpec};
 use iopath_reports::plot::{MeasuredSeries, PlotOptions};
@@ -36,10 +36,12 @@ pub struct SweepArgs {
     /// Print the sweep as one JSON document.
     #[arg(long)]
     pub json: bool,
-    /// Write sweep.json, sweep.csv, sweep.md and plots (SVG, PNG) as this directory: built
-    /// aside and swapped in whole, so it never mixes two runs' files. An existing DIR must
-    /// hold only those files; a symbolic link as DIR is refused.
-    #[arg(long, value_name = "DIR")]
+    /// Write the sweep as one file in the format its extension names (.json, .csv, .md,
+    /// .svg, .png), or sweep.json, sweep.csv, sweep.md and plots (SVG, PNG) as a directory
+    /// (a path without an extension, an existing directory, or one ending in /): built aside
+    /// and swapped in whole, so it never mixes two runs' files. An existing DIR must hold
+    /// only those files; a symbolic link is refused.
+    #[arg(long, value_name = "FILE|DIR")]
     pub out: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(long, short)]
@@ -193,9 +195,11 @@ pub fn check_points(topo: &Topology, base: &WorkloadSpec, axes: &[Axis]) -> CliR
 }
 
 pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
-    if let Some(dir) = &a.out {
-        super::output::check_dir("--out", dir, iopath_reports::export::SWEEP_SET)?;
-    }
+    use iopath_reports::export::{Bare, SWEEP_FORMATS, SWEEP_SET};
+    let out = match &a.out {
+        Some(p) => Some(super::output::target("--out", p, SWEEP_FORMATS, Bare::Dir, SWEEP_SET)?),
+        None => None,
+    };
     let topo = load_topology(&a.topology, cat, &a.set)?;
     let replications = super::replications(a.replications)?;
     let axes = axes_of(&mut a.workload, &a.vary, topo.drives.len())?;
@@ -221,18 +225,7 @@ pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
             eprintln!("warning: {msg} (the estimate times the costliest point)");
         }
     }
-    let bar = if show_progress(a.quiet) {
-        let b = indicatif::ProgressBar::new(total as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} {pos}/{len} points [{elapsed_precise}<{eta_precise}] {wide_bar}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = super::progress::bar(a.quiet, total as u64, super::progress::Unit::Steps("points"));
     let clock = wall_clock();
     let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
     let tick = || {
@@ -244,9 +237,9 @@ pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    if let Some(dir) = &a.out {
+    if let Some(out) = &out {
         let opts = PlotOptions::default();
-        let written = iopath_reports::export::write_sweep_outputs(dir, &sweep, &measured, &opts)
+        let written = iopath_reports::export::write_sweep_to(out, &sweep, &measured, &opts)
             .map_err(|e| super::output::error("--out", e))?;
         if !a.quiet {
             for p in written {

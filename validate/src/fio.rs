@@ -262,6 +262,7 @@ pub fn to_report(out: &FioOutput, ids: &BTreeMap<String, String>, topology: &str
             read_bytes: j.read.io_bytes,
             write_bytes: j.write.io_bytes,
             ios: n,
+            ..Default::default()
         };
         secs = secs.max(j.read.runtime_ms.max(j.write.runtime_ms) as f64 / 1000.0);
         total.read_mb_s += d.read_mb_s;

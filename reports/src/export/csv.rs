@@ -2,11 +2,19 @@
 //!
 //! Columns (in this order): `param, value, param2, value2, drive, read_mb_s, write_mb_s,
 //! mb_s, iops, lat_mean_us, lat_p50_us, lat_p99_us, bottleneck, bound_mb_s, error, partial`.
-//! Rates are MB/s (10^6 bytes per second), latencies microseconds. `bound_mb_s` is the
+//! Rates are MB/s (10^6 bytes per second), latencies microseconds. A drive row's
+//! `bottleneck` is that drive's own binding resource (empty for a measured drive), the
+//! `total` row's the run's. `bound_mb_s` is the
 //! closed-form bound on the point's total, so it is filled on the `total` row only; a failed
 //! point has a single `total` row with empty numbers and its `error`. A single report exports
-//! the same columns with empty `param`/`value`. Fields are quoted as RFC 4180 says (only when
-//! they hold a comma, a quote or a line break); numbers are printed in full precision.
+//! the same columns with empty `param`/`value`. Written with the `csv` crate, which quotes a
+//! field as RFC 4180 says (only when it holds a comma, a quote or a line break), so a label
+//! such as `Smith, 2023` reads back whole.
+//!
+//! Numbers are rounded to what a measurement can tell apart, and printed without trailing
+//! zeros: MB/s to 0.01 (10 kB/s: three significant digits down to 1 MB/s, where a 4 KiB
+//! random read on a disk sits), IOPS to a whole I/O per second, latencies to 0.1 µs (the
+//! resolution fio's `clat` percentiles are usually read at). The JSON keeps full precision.
 //! `partial` is `true` on every row of a run that was interrupted (its numbers cover only
 //! the time it reached) and on the row of a point an interrupt kept from running, else `false`.
 
@@ -39,19 +47,41 @@ pub const CSV_COLUMNS: [&str; 16] = [
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CsvExporter;
 
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+/// Rounds `v` to `step` (a power of ten) and prints the shortest text that parses back to
+/// the rounded value, so `560.0000000000072` prints as `560` and `0.30000000000000004` as
+/// `0.3`. Rounding by dividing a whole number of steps gives the f64 nearest that decimal.
+fn rounded(v: f64, per_unit: f64) -> String {
+    let r = (v * per_unit).round() / per_unit;
+    // -0.0 prints as "-0"; a rounded zero is zero.
+    format!("{}", if r == 0.0 { 0.0 } else { r })
 }
 
-fn push_row(out: &mut String, cells: &[String]) {
-    let line: Vec<String> = cells.iter().map(|c| field(c)).collect();
-    out.push_str(&line.join(","));
-    out.push('\n');
+fn mb_s(v: f64) -> String {
+    rounded(v, 100.0)
 }
 
-fn num(v: f64) -> String {
-    // `{}` prints the shortest text that parses back to the same f64.
-    format!("{v}")
+fn iops(v: f64) -> String {
+    rounded(v, 1.0)
+}
+
+fn us(v: f64) -> String {
+    rounded(v, 10.0)
+}
+
+fn writer() -> csv::Writer<Vec<u8>> {
+    csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new())
+}
+
+fn push_row(out: &mut csv::Writer<Vec<u8>>, cells: &[String]) -> Result<(), ReportError> {
+    out.write_record(cells).map_err(csv_error)
+}
+
+fn csv_error(e: csv::Error) -> ReportError {
+    ReportError::Write { path: "CSV".into(), source: std::io::Error::other(e) }
+}
+
+fn finish(out: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, ReportError> {
+    out.into_inner().map_err(|e| csv_error(e.into_error().into()))
 }
 
 struct Key {
@@ -82,7 +112,7 @@ fn measurement_row(
     drive: &str,
     read: f64,
     write: f64,
-    iops: f64,
+    iops_v: f64,
     lat: &Latency,
     bottleneck: &str,
     bound: Option<f64>,
@@ -94,37 +124,39 @@ fn measurement_row(
         key.param2.clone(),
         key.value2.clone(),
         drive.to_string(),
-        num(read),
-        num(write),
-        num(read + write),
-        num(iops),
-        num(lat.mean),
-        num(lat.p50),
-        num(lat.p99),
+        mb_s(read),
+        mb_s(write),
+        mb_s(read + write),
+        iops(iops_v),
+        us(lat.mean),
+        us(lat.p50),
+        us(lat.p99),
         bottleneck.to_string(),
-        bound.map(num).unwrap_or_default(),
+        bound.map(mb_s).unwrap_or_default(),
         String::new(),
         partial.to_string(),
     ]
 }
 
-fn report_rows(out: &mut String, key: &Key, r: &Report, bound: Option<f64>) {
+fn report_rows(out: &mut csv::Writer<Vec<u8>>, key: &Key, r: &Report, bound: Option<f64>) -> Result<(), ReportError> {
     let b = &r.bottleneck.id;
     for d in &r.drives {
-        let row = measurement_row(key, &d.id, d.read_mb_s, d.write_mb_s, d.iops, &d.lat_us, b, None, r.partial);
-        push_row(out, &row);
+        // Each drive's own binding resource (simulated runs); a measured drive has none.
+        let own = d.bottleneck.as_ref().map_or("", |b| b.id.as_str());
+        let row = measurement_row(key, &d.id, d.read_mb_s, d.write_mb_s, d.iops, &d.lat_us, own, None, r.partial);
+        push_row(out, &row)?;
     }
     let t = &r.total;
     let mut row = measurement_row(key, "total", t.read_mb_s, t.write_mb_s, t.iops, &t.lat_us, b, bound, r.partial);
     // The total's own mb_s, which a producer may have computed more precisely than read + write.
-    row[7] = num(t.mb_s);
-    push_row(out, &row);
+    row[7] = mb_s(t.mb_s);
+    push_row(out, &row)
 }
 
-fn header() -> String {
-    let mut s = CSV_COLUMNS.join(",");
-    s.push('\n');
-    s
+fn header() -> Result<csv::Writer<Vec<u8>>, ReportError> {
+    let mut w = writer();
+    w.write_record(CSV_COLUMNS).map_err(csv_error)?;
+    Ok(w)
 }
 
 impl Exporter for CsvExporter {
@@ -133,11 +165,11 @@ impl Exporter for CsvExporter {
     }
 
     fn sweep(&self, sweep: &Sweep) -> Result<Vec<u8>, ReportError> {
-        let mut out = header();
+        let mut out = header()?;
         for p in &sweep.points {
             let key = Key::of(p);
             match &p.report {
-                Some(r) => report_rows(&mut out, &key, r, p.bound_mb_s),
+                Some(r) => report_rows(&mut out, &key, r, p.bound_mb_s)?,
                 None => {
                     let mut row = vec![String::new(); CSV_COLUMNS.len()];
                     row[0] = key.param;
@@ -145,21 +177,21 @@ impl Exporter for CsvExporter {
                     row[2] = key.param2;
                     row[3] = key.value2;
                     row[4] = "total".into();
-                    row[13] = p.bound_mb_s.map(num).unwrap_or_default();
+                    row[13] = p.bound_mb_s.map(mb_s).unwrap_or_default();
                     row[14] = p.error.clone().unwrap_or_else(|| "no result".into());
                     // A point without a result in an interrupted sweep is one the interrupt stopped.
                     row[15] = sweep.partial.to_string();
-                    push_row(&mut out, &row);
+                    push_row(&mut out, &row)?;
                 }
             }
         }
-        Ok(out.into_bytes())
+        finish(out)
     }
 
     fn report(&self, report: &Report) -> Result<Vec<u8>, ReportError> {
-        let mut out = header();
-        report_rows(&mut out, &Key::none(), report, None);
-        Ok(out.into_bytes())
+        let mut out = header()?;
+        report_rows(&mut out, &Key::none(), report, None)?;
+        finish(out)
     }
 }
 
@@ -169,16 +201,24 @@ mod tests {
 
     #[test]
     fn quotes_only_when_needed() {
-        assert_eq!(field("plain"), "plain");
-        assert_eq!(field("a,b"), "\"a,b\"");
-        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(field("two\nlines"), "\"two\nlines\"");
+        let mut w = writer();
+        for cells in [["plain", "a,b"], ["say \"hi\"", "two\nlines"]] {
+            w.write_record(cells).unwrap();
+        }
+        let text = String::from_utf8(finish(w).unwrap()).unwrap();
+        assert_eq!(text, "plain,\"a,b\"\n\"say \"\"hi\"\"\",\"two\nlines\"\n");
     }
 
     #[test]
-    fn numbers_round_trip() {
-        for v in [0.1, 1790.123456789, 1e-9, 250.0] {
-            assert_eq!(num(v).parse::<f64>().unwrap(), v);
-        }
+    fn numbers_carry_what_a_measurement_tells_apart() {
+        // 0.1 + 0.2 is 0.30000000000000004 in binary: printed as its rounded decimal.
+        assert_eq!(mb_s(0.1 + 0.2), "0.3");
+        assert_eq!(mb_s(560.0000000000072), "560");
+        assert_eq!(mb_s(1790.123456789), "1790.12");
+        assert_eq!(mb_s(0.004), "0");
+        assert_eq!(mb_s(-0.001), "0");
+        assert_eq!(iops(4043.6), "4044");
+        assert_eq!(us(247.04999), "247");
+        assert_eq!(us(1.25001), "1.3");
     }
 }

@@ -1,10 +1,13 @@
 //! JSON export: the `Sweep` or `Report` exactly as serialized, pretty-printed.
 //!
 //! The documents carry their own `schema_version` (DESIGN.md §4), so this exporter adds no
-//! wrapper; reading a file back with serde gives the value that was written.
+//! wrapper; reading a file back with serde gives the value that was written. A sweep drawn
+//! with measured points (`sweep --measured`) carries them as `overlay`, a list of
+//! `{ "label", "points": [[x, mb_s], ...] }`, which a `Sweep` reader ignores.
 
 use super::{ExportFormat, Exporter};
 use crate::error::ReportError;
+use crate::plot::MeasuredSeries;
 use iopath_model::report::{Report, Sweep};
 
 /// Writes pretty JSON with a final newline.
@@ -29,4 +32,21 @@ impl Exporter for JsonExporter {
     fn report(&self, report: &Report) -> Result<Vec<u8>, ReportError> {
         pretty(report, "the report")
     }
+}
+
+/// A sweep as [`JsonExporter`] writes it, with the measured series its chart overlays as
+/// `overlay` (absent when there are none, so such a document is the sweep as serialized).
+pub(super) fn sweep_with_overlay(sweep: &Sweep, measured: &[MeasuredSeries]) -> Result<Vec<u8>, ReportError> {
+    if measured.is_empty() {
+        return pretty(sweep, "the sweep");
+    }
+    let mut v = serde_json::to_value(sweep).map_err(|source| ReportError::Json { what: "the sweep", source })?;
+    let overlay: Vec<serde_json::Value> = measured
+        .iter()
+        .map(|m| serde_json::json!({ "label": m.label, "points": m.points.iter().map(|(x, y)| [*x, *y]).collect::<Vec<_>>() }))
+        .collect();
+    if let Some(o) = v.as_object_mut() {
+        o.insert("overlay".into(), serde_json::Value::Array(overlay));
+    }
+    pretty(&v, "the sweep")
 }

@@ -37,6 +37,7 @@ impl Sim {
                 read_bytes: rd as u64,
                 write_bytes: wr as u64,
                 ios: st.ios,
+                bottleneck: None,
             };
             total.read_mb_s += r.read_mb_s;
             total.write_mb_s += r.write_mb_s;
@@ -83,6 +84,10 @@ impl Sim {
             utils.push(u);
         }
         let bottleneck = bottleneck_of(g, &utils);
+        let own = self.drive_bottlenecks(&drives, &utils);
+        for (r, b) in drives.iter_mut().zip(own) {
+            r.bottleneck = Some(b);
+        }
         let sim_s = window_ns * 1e-9;
         let mut warnings = Vec::new();
         if self.win.partial {
@@ -125,6 +130,54 @@ impl Sim {
         (report, utils)
     }
 
+    /// Each drive's own binding resource, by max-min's bottleneck condition: a saturated
+    /// resource on the drive's path (its read and write classes' resources, and its media)
+    /// through which no other drive moves more. A drive held below the fair share of a
+    /// saturated uplink by its own media is bound by the media, not by the uplink the others
+    /// share. With no such resource (a latency-bound run: nothing saturated), the busiest
+    /// resource on its path. Ties go to the first in graph order, as for the run's bottleneck.
+    fn drive_bottlenecks(&self, drives: &[DriveResult], utils: &[f64]) -> Vec<Bottleneck> {
+        let g = &self.graph;
+        let paths: Vec<Vec<usize>> = self
+            .drives
+            .iter()
+            .map(|dr| {
+                let mut p: Vec<usize> =
+                    dr.class.iter().flat_map(|&c| self.classes[c as usize].costs.iter().map(|k| k.resource)).collect();
+                p.extend(g.media_resource(dr.node));
+                p.sort_unstable();
+                p.dedup();
+                p
+            })
+            .collect();
+        let rate: Vec<f64> = drives.iter().map(|d| d.read_mb_s + d.write_mb_s).collect();
+        let mut most = vec![0.0f64; g.resources.len()];
+        for (p, &r) in paths.iter().zip(&rate) {
+            for &res in p {
+                most[res] = most[res].max(r);
+            }
+        }
+        let busiest = |cands: &mut dyn Iterator<Item = usize>| {
+            let mut b = Bottleneck { id: "none".into(), util: 0.0 };
+            for r in cands {
+                if utils[r] > b.util + 1e-9 {
+                    b = Bottleneck { id: g.resources[r].id.clone(), util: utils[r] };
+                }
+            }
+            b
+        };
+        paths
+            .iter()
+            .zip(&rate)
+            .map(|(p, &r)| {
+                let b = busiest(
+                    &mut p.iter().copied().filter(|&res| utils[res] >= SATURATED && r >= most[res] * (1.0 - 1e-6)),
+                );
+                if b.util > 0.0 { b } else { busiest(&mut p.iter().copied()) }
+            })
+            .collect()
+    }
+
     /// What an interrupted run covered, in words.
     pub(super) fn partial_warning(&self) -> String {
         let s = |t: SimTime| t.secs_f64();
@@ -153,6 +206,10 @@ impl Sim {
         }
     }
 }
+
+/// Utilization from which a resource counts as saturated for a drive's bottleneck: a time
+/// average over the window, so a resource busy all the time reads a little under 1.
+const SATURATED: f64 = 0.98;
 
 /// The most utilized resource (the first of equals, within 1e-9), or "none" when nothing
 /// is used.

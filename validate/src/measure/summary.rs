@@ -54,6 +54,7 @@ pub(super) fn summarise(
             read_bytes: t.read_bytes,
             write_bytes: t.write_bytes,
             ios: n,
+            ..Default::default()
         };
         total.read_mb_s += d.read_mb_s;
         total.write_mb_s += d.write_mb_s;
