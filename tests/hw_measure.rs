@@ -219,6 +219,7 @@ mod mock {
             engine: EngineChoice::Auto,
             runtime: Duration::from_millis(1200),
             ramp: Duration::from_millis(100),
+            offset: iopath_validate::measure::Offset::Start,
             stop: Arc::new(AtomicBool::new(false)),
         }
     }

@@ -11,7 +11,8 @@ use iopath_model::units::parse_size;
 use iopath_model::{Catalog, WorkloadSpec};
 use iopath_validate::fio::{JobTarget, job_file};
 use iopath_validate::measure::{
-    EngineChoice, MeasureError, MeasureOptions, Progress, TargetSpec, measure, measure_active_ramp, select_targets,
+    EngineChoice, MeasureError, MeasureOptions, Offset, Progress, SweepAt, TargetSpec, measure, measure_sweep_with,
+    select_targets,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -47,12 +48,27 @@ pub struct MeasureArgs {
     /// Size of file targets that are created ("1g"); default 256m
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
+    /// Where each target's I/O starts: bytes ("1g", a multiple of the direct-I/O alignment)
+    /// or a share of each target ("50%", aligned up to the block size), as fio's offset
+    #[arg(long, value_name = "OFFSET", allow_hyphen_values = true)]
+    pub offset: Option<String>,
+    /// Scan this drive's surface (its id in the topology, or a --target path): sequential
+    /// reads at --points evenly spaced windows from its start to its end, 1 s each after a
+    /// 0.2 s ramp (set with --runtime, --ramp), 1 MiB blocks at depth 4 unless --bs/--iodepth
+    #[arg(long, value_name = "DRIVE")]
+    pub surface: Option<String>,
+    /// With --surface: the number of positions (2 to 1,000; default 11, every 10%)
+    #[arg(long, value_name = "N", requires = "surface")]
+    pub points: Option<usize>,
     /// Print the report as JSON
     #[arg(long)]
     pub json: bool,
     /// Also write the JSON report to FILE (atomically; a device node, FIFO or symbolic link
-    /// there is refused before the run)
-    #[arg(long, value_name = "FILE")]
+    /// there is refused before the run). For a sweep (a list or range in --active, --bs,
+    /// --iodepth, --numjobs or --rwmixread) or a surface scan, a directory that gets the
+    /// tables and plots as `iopath sweep --out DIR` writes them (a name ending in .json gets
+    /// the JSON document alone)
+    #[arg(long, value_name = "FILE|DIR")]
     pub out: Option<PathBuf>,
     /// Write a fio job file that runs the same workload, to cross-check with fio (written
     /// after the run, so never for a run the write gate refused; checked like --out)
@@ -84,46 +100,105 @@ pub struct MeasureArgs {
     pub part: Option<String>,
 }
 
-fn usage(msg: String) -> CliError {
+pub(super) fn usage(msg: String) -> CliError {
     CliError::usage(anyhow!(msg))
 }
 
-fn parse_range(s: &str) -> Option<(usize, usize)> {
-    let (a, b) = s.split_once("..")?;
-    let b = b.trim_start_matches('=');
-    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+/// A sweep's `--out`: a directory of every output, or a `.json` file of the document alone.
+fn out_is_dir(out: &std::path::Path) -> bool {
+    out.extension().is_none_or(|e| !e.eq_ignore_ascii_case("json"))
+}
+
+/// The points of a measured sweep from the workload options' lists and ranges, parsed by
+/// `sweep`'s own parser (`super::sweep::axes_of`), in its order (the first axis outermost);
+/// each point's workload is resolved and its targets selected before any point runs, so a
+/// bad value is a usage error naming the options that make up the point. Empty when no
+/// option is a list or range (one measurement).
+fn sweep_points(
+    wargs: &mut WorkloadArgs,
+    topo: Option<&iopath_model::Topology>,
+    pool: &[TargetSpec],
+    size: &Option<String>,
+) -> CliResult<(WorkloadSpec, Vec<SweepAt>)> {
+    let multi = [&wargs.active, &wargs.bs, &wargs.iodepth, &wargs.numjobs, &wargs.rwmixread]
+        .iter()
+        .any(|v| v.as_deref().is_some_and(super::sweep::is_multi));
+    // The targets' count is checked per point by the same binding as a single run, which
+    // names the point's own --active.
+    let axes = if multi { super::sweep::axes_of(wargs, &[], usize::MAX)? } else { Vec::new() };
+    let mut spec = match topo {
+        Some(t) => wargs.spec(t)?,
+        None => ad_hoc_spec(wargs)?,
+    };
+    if let Some(s) = size {
+        spec.size = Some(s.clone());
+    }
+    let mut points = Vec::new();
+    for at in iopath_sim::points::points(&axes).into_iter().filter(|at| !at.is_empty()) {
+        let named = at.iter().map(|v| format!("--{} {}", v.param, v.value)).collect::<Vec<_>>().join(" ");
+        let mut ps = spec.clone();
+        for v in &at {
+            iopath_sim::sweep::apply_workload(&mut ps, &v.param, &v.value)
+                .map_err(|e| usage(format!("{named}: {e}")))?;
+        }
+        let workload = resolve_workload(&ps).map_err(|e| usage(format!("{named}: {}", e.err)))?;
+        select_targets(&workload, pool).map_err(|e| match &e {
+            MeasureError::Bind(b) => super::bind_error(&ps, b),
+            _ => measure_err(e),
+        })?;
+        let at = at.iter().map(|v| (v.param.clone(), iopath_sim::sweep::json_value(&v.value))).collect();
+        points.push(SweepAt { at, workload });
+    }
+    Ok((spec, points))
+}
+
+/// `--offset`: bytes, or a share of each target with `%`.
+fn parse_offset(s: Option<&str>) -> CliResult<Offset> {
+    let Some(s) = s.map(str::trim) else { return Ok(Offset::Start) };
+    if let Some(p) = s.strip_suffix('%') {
+        return match p.trim().parse::<f64>() {
+            Ok(f) if (0.0..=100.0).contains(&f) => Ok(Offset::Fraction(f / 100.0)),
+            _ => Err(usage(format!("--offset {s:?}: expected a share from 0% to 100%, or a size such as 1g"))),
+        };
+    }
+    if s == "0" {
+        return Ok(Offset::Start);
+    }
+    parse_size(s)
+        .map(|b| Offset::Bytes(b.get()))
+        .map_err(|e| usage(format!("--offset {s:?}: {e}; expected a size such as 1g or a share such as 50%")))
 }
 
 pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
     if a.cpu {
         return super::cpu_bench::run(a, catalog);
     }
-    // Output paths first: a refused one stops the run before any target is opened or created.
-    for (flag, path) in [("--out", &a.out), ("--fio-job", &a.fio_job)] {
-        if let Some(p) = path {
-            super::output::check_file(flag, p)?;
-        }
+    if a.surface.is_some() {
+        return super::measure_surface::run(a, catalog);
     }
     let (topo, pool, name) = target_pool(&a, catalog)?;
-
-    // Workload; `--active A..B` is the ramp of the published tests.
     let mut wargs = a.workload.clone();
-    let ramp_range = match &wargs.active {
-        Some(s) if s.contains("..") => {
-            let r = parse_range(s).ok_or_else(|| usage(format!("--active {s:?}: expected N or a range like 1..4")))?;
-            wargs.active = Some(r.1.to_string());
-            Some(r)
+    let (spec, points) = sweep_points(&mut wargs, topo.as_ref(), &pool, &a.size)?;
+    // Output paths first: a refused one stops the run before any target is opened or created.
+    if let Some(p) = &a.out {
+        if !points.is_empty() && out_is_dir(p) {
+            super::output::check_dir("--out", p, iopath_reports::export::SWEEP_SET)?;
+        } else {
+            super::output::check_file("--out", p)?;
         }
-        _ => None,
-    };
-    let mut spec = match &topo {
-        Some(t) => wargs.spec(t)?,
-        None => ad_hoc_spec(&wargs)?,
-    };
-    if let Some(s) = &a.size {
-        spec.size = Some(s.clone());
     }
-    let workload = resolve_workload(&spec)?;
+    if let Some(p) = &a.fio_job {
+        super::output::check_file("--fio-job", p)?;
+        if points.first().is_some_and(|p| p.at.len() > 1 || p.at[0].0 != "active") {
+            return Err(usage(
+                "--fio-job writes one job; give single values for --bs, --iodepth, --numjobs and --rwmixread (an --active range is written as its last point)".to_string(),
+            ));
+        }
+    }
+    let workload = match points.last() {
+        Some(p) => p.workload.clone(),
+        None => resolve_workload(&spec)?,
+    };
     let size = match &a.size {
         None => 256 << 20,
         Some(s) => parse_size(s).map_err(|e| usage(format!("--size: {e}")))?.get(),
@@ -136,12 +211,7 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         MeasureError::Bind(b) => super::bind_error(&spec, b),
         _ => measure_err(e),
     })?;
-    if let Some(t) = selected.iter().find(|t| t.path.as_os_str().is_empty()) {
-        return Err(usage(format!(
-            "drive {:?} has no dev; add dev = \"/dev/sdX\" (or a file path) to its [[drive]] table, or pick other drives with --drives",
-            t.id
-        )));
-    }
+    check_devs(&selected)?;
 
     // Written only after the run: the write gate runs inside it, and a refused run must not
     // leave a job file that would do what iopath refused to.
@@ -159,42 +229,19 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         allow_write: a.allow_write,
         destroy_data_on: a.destroy_data_on.clone(),
         size,
-        engine: match a.engine {
-            Engine::Auto => EngineChoice::Auto,
-            Engine::IoUring => EngineChoice::IoUring,
-            Engine::Threads => EngineChoice::Threads,
-        },
+        engine: engine_choice(a.engine),
         runtime,
         ramp,
+        offset: parse_offset(a.offset.as_deref())?,
         stop: stop.clone(),
     };
 
-    let bar = super::show_progress(a.quiet).then(|| {
-        let b = indicatif::ProgressBar::new(1000);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
-    let progress = |p: &Progress| {
-        if let Some(b) = &bar {
-            let frac = p.elapsed.as_secs_f64() / p.total.as_secs_f64().max(1e-9);
-            b.set_position((frac * 1000.0) as u64);
-            let pt = p.point.map(|(i, n)| format!("point {i}/{n} ")).unwrap_or_default();
-            b.set_message(format!(
-                "{pt}{} {:.1}/{:.1} s  {:.1} MB/s",
-                if p.in_ramp { "ramp" } else { "measuring" },
-                p.elapsed.as_secs_f64(),
-                p.total.as_secs_f64(),
-                p.mb_s
-            ));
-        }
-    };
-
-    let outcome = match ramp_range {
-        Some((from, to)) => measure_active_ramp(&opts, from, to, &progress).map(Outcome::Sweep),
-        None => measure(&opts, &progress).map(Outcome::Report),
+    let bar = progress_bar(a.quiet);
+    let progress = |p: &Progress| show(&bar, p);
+    let outcome = if points.is_empty() {
+        measure(&opts, &progress).map(Outcome::Report)
+    } else {
+        measure_sweep_with(&opts, None, &points, &progress).map(Outcome::Sweep)
     };
     if let Some(b) = &bar {
         b.finish_and_clear();
@@ -203,21 +250,82 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
     if let Some((f, job)) = &fio_job {
         super::output::write_file("--fio-job", f, job.as_bytes())?;
     }
-    let (json, partial, failed) = match &outcome {
+    write_outputs(&a, &outcome)
+}
+
+/// Every target a run selected has a file or device to run on.
+fn check_devs(selected: &[TargetSpec]) -> CliResult<()> {
+    match selected.iter().find(|t| t.path.as_os_str().is_empty()) {
+        Some(t) => Err(usage(format!(
+            "drive {:?} has no dev; add dev = \"/dev/sdX\" (or a file path) to its [[drive]] table, or pick other drives with --drives",
+            t.id
+        ))),
+        None => Ok(()),
+    }
+}
+
+pub(super) fn engine_choice(e: Engine) -> EngineChoice {
+    match e {
+        Engine::Auto => EngineChoice::Auto,
+        Engine::IoUring => EngineChoice::IoUring,
+        Engine::Threads => EngineChoice::Threads,
+    }
+}
+
+pub(super) fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
+    super::show_progress(quiet).then(|| {
+        let b = indicatif::ProgressBar::new(1000);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    })
+}
+
+pub(super) fn show(bar: &Option<indicatif::ProgressBar>, p: &Progress) {
+    if let Some(b) = bar {
+        let frac = p.elapsed.as_secs_f64() / p.total.as_secs_f64().max(1e-9);
+        b.set_position((frac * 1000.0) as u64);
+        let pt = p.point.map(|(i, n)| format!("point {i}/{n} ")).unwrap_or_default();
+        b.set_message(format!(
+            "{pt}{} {:.1}/{:.1} s  {:.1} MB/s",
+            if p.in_ramp { "ramp" } else { "measuring" },
+            p.elapsed.as_secs_f64(),
+            p.total.as_secs_f64(),
+            p.mb_s
+        ));
+    }
+}
+
+/// The run's outputs: `--out` (a file, or a sweep's directory), then stdout; the exit code.
+fn write_outputs(a: &MeasureArgs, outcome: &Outcome) -> CliResult {
+    let (json, partial, failed) = match outcome {
         Outcome::Report(r) => (serde_json::to_string_pretty(r), r.partial, false),
         Outcome::Sweep(s) => (serde_json::to_string_pretty(s), s.partial, s.points.iter().any(|p| p.error.is_some())),
     };
     let json = json.map_err(|e| CliError::runtime(anyhow!(e)))?;
-    if let Some(f) = &a.out {
-        super::output::write_file("--out", f, format!("{json}\n").as_bytes())?;
+    match (&a.out, outcome) {
+        (Some(dir), Outcome::Sweep(s)) if out_is_dir(dir) => {
+            let opts = iopath_reports::plot::PlotOptions::default();
+            let written = iopath_reports::export::write_sweep_outputs(dir, s, &[], &opts)
+                .map_err(|e| super::output::error("--out", e))?;
+            if !a.quiet {
+                for p in written {
+                    eprintln!("wrote {}", p.display());
+                }
+            }
+        }
+        (Some(f), _) => super::output::write_file("--out", f, format!("{json}\n").as_bytes())?,
+        (None, _) => {}
     }
     if a.json {
-        match &outcome {
+        match outcome {
             Outcome::Report(r) => print_json(r)?,
             Outcome::Sweep(s) => print_json(s)?,
         }
     } else {
-        print_text(&match &outcome {
+        print_text(&match outcome {
             Outcome::Report(r) => iopath_reports::tables::measured_table(r),
             Outcome::Sweep(s) => iopath_reports::tables::measured_sweep_table(s),
         })?;
@@ -234,7 +342,7 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
 /// The workload options of ad hoc targets (no topology, so no named workloads).
 /// The targets a run may use: a topology's drives (a relative dev names a file next to the
 /// topology) or the ad hoc `--target` paths, each named once; with the topology and its name.
-fn target_pool(
+pub(super) fn target_pool(
     a: &MeasureArgs,
     catalog: &Catalog,
 ) -> CliResult<(Option<iopath_model::Topology>, Vec<TargetSpec>, String)> {
@@ -288,7 +396,7 @@ fn target_pool(
 }
 
 /// Ctrl-C sets the binary's interrupt flag; this passes it on to the run's stop flag.
-fn interrupt_watch() -> Arc<AtomicBool> {
+pub(super) fn interrupt_watch() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = super::interrupt_flag();
     {
@@ -306,7 +414,7 @@ fn interrupt_watch() -> Arc<AtomicBool> {
     stop
 }
 
-fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
+pub(super) fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
     if w.pool.is_some() {
         return Err(usage("--pool names a [[pool]] of a topology: give the topology file".to_string()));
     }
@@ -360,7 +468,7 @@ enum Outcome {
 /// The one table from measure's typed errors to the command line's words: the library
 /// names the value at fault (the active range, the block size, the region), the CLI the
 /// option that gave it. Exit codes stay those of [`super::exit`].
-fn measure_err(e: MeasureError) -> CliError {
+pub(super) fn measure_err(e: MeasureError) -> CliError {
     let message = match &e {
         MeasureError::ActiveRange { from, to } => format!("--active {from}..{to}: expected a range like 1..4"),
         MeasureError::ActiveBeyondTargets { from, to, targets } => {
@@ -378,6 +486,20 @@ fn measure_err(e: MeasureError) -> CliError {
             "{}: the region ({region} of {size} bytes) holds no block of {bs} bytes; raise --region or --size",
             path.display()
         ),
+        MeasureError::OffsetMisaligned { path, offset, align } => format!(
+            "{}: --offset {offset} is not a multiple of its direct-I/O alignment of {align} bytes; give a multiple, or a share such as 50%",
+            path.display()
+        ),
+        MeasureError::OffsetPastEnd { path, offset, size, bs } => format!(
+            "{}: --offset {offset} leaves no block of {bs} bytes before its end ({size} bytes); give a smaller --offset",
+            path.display()
+        ),
+        MeasureError::SurfacePoints { points, min, max } => {
+            format!("--points {points}: a surface scan of this drive takes {min} to {max} points")
+        }
+        MeasureError::SurfaceWorkload { what } => {
+            format!("--surface reads one drive sequentially ({what}); drop --rw, or give --rw read")
+        }
         _ => return CliError::from_lib(None, e),
     };
     CliError::reworded(&e, message)

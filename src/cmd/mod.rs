@@ -12,6 +12,7 @@ pub mod estimate;
 pub mod exit;
 pub mod fit;
 pub mod measure;
+pub mod measure_surface;
 pub mod output;
 pub mod plan;
 pub mod report;
