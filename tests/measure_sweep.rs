@@ -223,6 +223,68 @@ mod files {
     }
 }
 
+mod fit {
+    use super::*;
+
+    /// A 4 TB drive's scan on the model's curve for 250 MB/s outer and 125 MB/s inner
+    /// (zone_rate: sqrt(250^2 (1 - x) + 125^2 x) at the middle of each window's reads).
+    fn scan(dir: &Path) -> std::path::PathBuf {
+        let size: u64 = 4_000_000_000_000;
+        let window = size / 11;
+        let points: Vec<serde_json::Value> = (0..11u64)
+            .map(|k| {
+                let offset = k * (size - window) / 10;
+                let read = 200_000_000u64;
+                let x = (offset + read / 2) as f64 / size as f64;
+                let mb_s = (250f64.powi(2) * (1.0 - x) + 125f64.powi(2) * x).sqrt();
+                serde_json::json!({"offset_bytes": offset, "window_bytes": window,
+                    "position_pct": offset as f64 / size as f64 * 100.0, "mb_s": mb_s, "iops": mb_s,
+                    "read_bytes": read, "lat_p50_us": 1.0, "lat_p99_us": 2.0})
+            })
+            .collect();
+        let s = serde_json::json!({"schema_version": 1, "kind": "surface", "id": "d1", "path": "/dev/sdz",
+            "size_bytes": size, "bs": 1048576, "iodepth": 4, "engine": "mock", "runtime_s": 1.0, "ramp_s": 0.2,
+            "points": points});
+        let f = dir.join("surface.json");
+        std::fs::write(&f, s.to_string()).unwrap();
+        f
+    }
+
+    #[test]
+    fn fit_takes_an_hdds_zone_rates_from_a_surface() {
+        let d = scratch("zfit");
+        let topo = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/marvell9172-pm-5hdd.toml");
+        let parts = d.path().join("parts.toml");
+        let o = iopath()
+            .arg("fit")
+            .arg(&topo)
+            .arg(scan(d.path()))
+            .args(["--free", "d1.outer_mb_s", "--free", "d1.inner_mb_s", "--json", "--quiet", "--out"])
+            .arg(&parts)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+        let value = |name: &str| {
+            v["params"].as_array().unwrap().iter().find(|p| p["param"] == name).unwrap()["value"].as_f64().unwrap()
+        };
+        // Points on the curve itself: the fit returns its rates.
+        assert!((value("outer_mb_s") - 250.0).abs() < 0.01, "{v}");
+        assert!((value("inner_mb_s") - 125.0).abs() < 0.01, "{v}");
+        let text = std::fs::read_to_string(&parts).unwrap();
+        assert!(text.contains("figures.outer_mb_s = { value = 250") && text.contains("basis = \"fit\""), "{text}");
+        // Other figures cannot come from a surface.
+        let o = iopath()
+            .arg("fit")
+            .arg(&topo)
+            .arg(scan(d.path()))
+            .args(["--free", "d1.outer_mb_s", "--quiet"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--free DRIVE.outer_mb_s --free DRIVE.inner_mb_s"));
+    }
+}
+
 mod rigs {
     use super::*;
 

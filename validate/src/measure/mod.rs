@@ -353,6 +353,16 @@ mod tests {
         }
     }
 
+    #[test]
+    fn an_offset_starts_at_its_byte_or_its_share_aligned_up() {
+        // 50% of 10 blocks of 4096 = 5 blocks; 33% of 10 blocks = 3.3 -> up to 4 blocks, as
+        // fio aligns a percentage offset up to the block size.
+        assert_eq!(Offset::Fraction(0.5).start(40960, 4096), 20480);
+        assert_eq!(Offset::Fraction(0.33).start(40960, 4096), 16384);
+        assert_eq!(Offset::Bytes(8192).start(40960, 4096), 8192);
+        assert_eq!(Offset::Start.start(40960, 4096), 0);
+    }
+
     /// A bad `active` ramp or an empty selection is a typed error carrying the values, found
     /// before any target is touched (the targets do not exist), and its message names no
     /// command-line option: the CLI adds `--active` (src/cmd/measure.rs).
@@ -378,6 +388,10 @@ mod tests {
             MeasureError::NoSuchDevice { path: "/dev/nope".into() },
             MeasureError::Misaligned { path: "/dev/sdz".into(), bs: 512, align: 4096, from: "statx".into() },
             MeasureError::RegionTooSmall { path: "/tmp/f".into(), region: 0.001, size: 4096, bs: 4096 },
+            MeasureError::OffsetMisaligned { path: "/dev/sdz".into(), offset: 512, align: 4096 },
+            MeasureError::OffsetPastEnd { path: "/tmp/f".into(), offset: 4096, size: 4096, bs: 4096 },
+            MeasureError::SurfacePoints { points: 1, min: 2, max: 1000 },
+            MeasureError::SurfaceWorkload { what: "rw=write".into() },
         ];
         for e in &typed {
             let m = e.to_string();

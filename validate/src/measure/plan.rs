@@ -83,7 +83,7 @@ fn is_block(p: &Path) -> bool {
 fn adopt_cleared(p: &Path, cleared: safety::Cleared, warnings: &mut Vec<String>) -> Result<Opened, TargetError> {
     if !cleared.destroyed.is_empty() {
         warnings.push(format!(
-            "{}: overwrote data as --destroy-data-on allowed ({})",
+            "{}: overwrote data, as permitted for this target ({})",
             p.display(),
             cleared.destroyed.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("; ")
         ));
@@ -113,7 +113,8 @@ fn open_all(
                 "writes would go to {}",
                 write_paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             ),
-            fix: "writing destroys the data there; add --allow-write if that is what you want".into(),
+            // The CLI names its option here (src/cmd/measure.rs::measure_err).
+            fix: "writing destroys the data there; allow writes if that is what you want".into(),
         }
         .into());
     }
@@ -180,7 +181,10 @@ fn open_all(
 /// The region of each target, as its first byte and its length: checks alignment, and that
 /// a block fits. The region starts at `offset` (fio's `offset`: a percentage is aligned up to
 /// the block size, as fio aligns it to the minimum block size when `offset_align` is unset)
-/// and holds `region` of the target's size, or what is left of it past the offset.
+/// and holds `region` of the target's size, or what is left of it past the offset (fio's
+/// HOWTO.rst, `offset`: "effectively caps the file size at real_size - offset";
+/// `offset_align`: "Defaults to 0 meaning that a percentage offset is aligned to the
+/// minimum block size", aligned upwards).
 fn regions(w: &Workload, offset: Offset, opened: &[Opened]) -> Result<Vec<(u64, u64)>, MeasureError> {
     let bs = w.bs.get();
 
