@@ -53,7 +53,7 @@ mod files {
                 "--json",
                 "--quiet",
             ])
-            .arg("--fio-job")
+            .arg("--write-fio-job")
             .arg(&job)
             .arg("--out")
             .arg(&out)

@@ -185,9 +185,9 @@ mod files {
         assert_eq!(code, Some(2), "{err}");
         assert!(err.contains("--offset \"150%\""), "{err}");
         // A job file is one job: a bs list cannot be written as one.
-        let (code, err) = run(&["--bs", "4k,8k", "--fio-job", d.path().join("j.fio").to_str().unwrap()]);
+        let (code, err) = run(&["--bs", "4k,8k", "--write-fio-job", d.path().join("j.fio").to_str().unwrap()]);
         assert_eq!(code, Some(2), "{err}");
-        assert!(err.contains("--fio-job writes one job"), "{err}");
+        assert!(err.contains("--write-fio-job writes one job"), "{err}");
     }
 
     #[test]

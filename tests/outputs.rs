@@ -94,7 +94,7 @@ fn single_file_writers(dir: &Path) -> Vec<(String, Vec<String>)> {
         ("fit --out".into(), [s(&fit), s(&["--out", "{}"])].concat()),
         ("discover --out".into(), s(&["discover", "--sysfs-root", path_str(&sys), "--out", "{}"])),
         ("measure --out".into(), [s(&measure), s(&["--out", "{}"])].concat()),
-        ("measure --fio-job".into(), [s(&measure), s(&["--fio-job", "{}"])].concat()),
+        ("measure --write-fio-job".into(), [s(&measure), s(&["--write-fio-job", "{}"])].concat()),
     ]
 }
 
@@ -281,7 +281,7 @@ mod measure_outputs {
         let child = iopath()
             .args(["measure", "--target", path_str(&target), "--rw", "read", "--bs", "64k"])
             .args(["--runtime", "0.5s", "--ramp", "0s", "-q", "--json", "--out", path_str(&out)])
-            .args(["--fio-job", path_str(&job)])
+            .args(["--write-fio-job", path_str(&job)])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -326,7 +326,17 @@ mod measure_outputs {
         let out = d.path().join("r.json");
         let o = iopath()
             .args(["measure", "--target", path_str(&target), "--rw", "write", "--bs", "64k"])
-            .args(["--runtime", "0.2s", "--ramp", "0s", "-q", "--fio-job", path_str(&job), "--out", path_str(&out)])
+            .args([
+                "--runtime",
+                "0.2s",
+                "--ramp",
+                "0s",
+                "-q",
+                "--write-fio-job",
+                path_str(&job),
+                "--out",
+                path_str(&out),
+            ])
             .output()
             .unwrap();
         assert_refused("measure --rw write without --allow-write", &o, &["--allow-write"]);

@@ -205,6 +205,66 @@ fn split_number(s: &str) -> Option<(f64, String)> {
     Some((v, s[end..].trim().to_ascii_lowercase()))
 }
 
+/// fio's `kb_base`: what the unit prefixes of a size mean. fio's `parse.c`
+/// (`__get_mult_bytes`) multiplies `k`/`kb`, `m`/`mb`, `g`/`gb`, `t`/`tb`, `p`/`pb` by powers
+/// of `kb_base` and the IEC spellings `kib`, `mib`, `gib`, `tib`, `pib` by powers of *the
+/// other* base: with the default `kb_base=1024` ("compatibility mode" in fio's HOWTO),
+/// `4k` = `4KB` = 4,096 bytes but `4KiB` = 4,000; with `kb_base=1000`, `4k` = 4,000 and
+/// `4KiB` = 4,096. Checked against fio-3.33: `--bs=4KiB` moves 4,000 bytes per I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KbBase {
+    /// fio's default, `kb_base=1024`.
+    #[default]
+    Binary,
+    /// `kb_base=1000`.
+    Decimal,
+}
+
+impl KbBase {
+    /// fio's `kb_base` option value: 1024 or 1000.
+    pub fn from_option(v: &str) -> Option<KbBase> {
+        match v.trim() {
+            "1024" => Some(KbBase::Binary),
+            "1000" => Some(KbBase::Decimal),
+            _ => None,
+        }
+    }
+}
+
+/// Parses a size with fio's meaning under `kb_base` (see [`KbBase`]): a whole number of
+/// bytes (`4000`), or a number with a suffix, case-insensitive (`4k`, `1m`, `4KiB`, `2g`).
+/// A percentage is not a size (`size=10%` is a share of the target; see [`parse_fraction`]).
+pub fn parse_fio_size(s: &str, kb: KbBase) -> Result<Bytes, UnitError> {
+    let err = || UnitError {
+        input: s.to_string(),
+        expected: "a size such as 4000, 4k, 128k, 1m or 2g (fio's units: k = 1024 and KiB = 1000 under fio's default kb_base=1024)",
+    };
+    let (v, suffix) = split_number(s).ok_or_else(err)?;
+    let (base, other) = match kb {
+        KbBase::Binary => (1024u64, 1000u64),
+        KbBase::Decimal => (1000, 1024),
+    };
+    let (mult, pow) = match suffix.as_str() {
+        "" | "b" => (1, 0),
+        "k" | "kb" => (base, 1),
+        "m" | "mb" => (base, 2),
+        "g" | "gb" => (base, 3),
+        "t" | "tb" => (base, 4),
+        "p" | "pb" => (base, 5),
+        "kib" => (other, 1),
+        "mib" => (other, 2),
+        "gib" => (other, 3),
+        "tib" => (other, 4),
+        "pib" => (other, 5),
+        _ => return Err(err()),
+    };
+    let bytes = v * (mult as f64).powi(pow);
+    if bytes < 0.0 || bytes.fract() != 0.0 || bytes > u64::MAX as f64 / 2.0 {
+        return Err(err());
+    }
+    Ok(Bytes(bytes as u64))
+}
+
 /// Parses a size the way fio does: `4k`, `128K`, `1m`, `1MiB`, `512`, `2g`. Suffixes are
 /// powers of 1024; `kb`/`kib` are accepted as the same. Fractions are allowed where they come
 /// out whole (`1.5k` = 1536).
@@ -312,6 +372,31 @@ pub fn parse_duration(s: &str) -> Result<SimDuration, UnitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fio_sizes_follow_kb_base() {
+        // Measured with fio-3.33 (`fio --name=x --bs=B --size=8MiB`, io_bytes / total_ios):
+        // under the default kb_base=1024, 4k, 4K, 4KB and 4kB move 4,096 bytes an I/O and
+        // 4KiB 4,000; 1m and 1MB 1,048,576 and 1MiB 1,000,000. Under kb_base=1000 the two
+        // swap: 4k = 4,000, 4KiB = 4,096, 1MiB = 1,048,576.
+        let b = |s: &str| parse_fio_size(s, KbBase::Binary).unwrap().get();
+        let d = |s: &str| parse_fio_size(s, KbBase::Decimal).unwrap().get();
+        for (s, want) in [("4k", 4096), ("4K", 4096), ("4KB", 4096), ("4kB", 4096), ("4KiB", 4000)] {
+            assert_eq!(b(s), want, "{s}");
+        }
+        assert_eq!(b("1m"), 1 << 20);
+        assert_eq!(b("1MB"), 1 << 20);
+        assert_eq!(b("1MiB"), 1_000_000);
+        assert_eq!(b("4000"), 4000);
+        assert_eq!(b("1g"), 1 << 30);
+        assert_eq!(d("4k"), 4000);
+        assert_eq!(d("4KiB"), 4096);
+        assert_eq!(d("1MiB"), 1 << 20);
+        assert!(parse_fio_size("4 potatoes", KbBase::Binary).is_err());
+        assert!(parse_fio_size("10%", KbBase::Binary).is_err());
+        assert_eq!(KbBase::from_option("1000"), Some(KbBase::Decimal));
+        assert_eq!(KbBase::from_option("512"), None);
+    }
 
     #[test]
     fn sizes_are_binary_as_in_fio() {

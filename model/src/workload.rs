@@ -6,7 +6,7 @@
 //! unvalidated form (every field optional, as written in TOML or on the command line);
 //! [`WorkloadSpec::resolve`] fills defaults and checks ranges.
 
-use crate::units::{Bytes, SimDuration, parse_duration, parse_fraction, parse_size};
+use crate::units::{Bytes, KbBase, SimDuration, parse_duration, parse_fio_size, parse_fraction};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -268,10 +268,12 @@ impl WorkloadSpec {
             }
         }
         if let Some(bs) = &self.bs {
-            match parse_size(bs) {
+            match block_size(bs, w.rw) {
                 Ok(b) if b.get() >= 512 && b.get() % 512 == 0 && b.get() <= 64 << 20 => w.bs = b,
-                Ok(_) => e("bs", format!("{bs:?} must be a multiple of 512 bytes between 512 and 64m")),
-                Err(err) => e("bs", err.to_string()),
+                Ok(b) => {
+                    e("bs", format!("{bs:?} ({} bytes) must be a multiple of 512 bytes between 512 and 64m", b.get()))
+                }
+                Err(m) => e("bs", m),
             }
         }
         if let Some(q) = self.iodepth {
@@ -348,10 +350,26 @@ impl WorkloadSpec {
             w.seed = s;
         }
         if let Some(s) = &self.size {
-            match parse_size(s) {
-                Ok(b) if b.get() > 0 => w.size = Some(b),
-                Ok(_) => e("size", "must be larger than 0".to_string()),
-                Err(err) => e("size", err.to_string()),
+            // fio's `size`: the bytes of each target I/O touches, or a share of it (`10%`,
+            // iopath's region, from the start).
+            if s.trim().ends_with('%') {
+                match parse_fraction(s) {
+                    _ if self.region.is_some() => {
+                        e("size", format!("{s:?} and region both give the share of each drive: give one"))
+                    }
+                    Ok(f) if f > 0.0 && f <= 1.0 => {
+                        w.region = f;
+                        w.region_given = true;
+                    }
+                    Ok(_) => e("size", format!("{s:?} is outside (0%, 100%]")),
+                    Err(err) => e("size", err.to_string()),
+                }
+            } else {
+                match parse_fio_size(s, KbBase::Binary) {
+                    Ok(b) if b.get() > 0 => w.size = Some(b),
+                    Ok(_) => e("size", "must be larger than 0".to_string()),
+                    Err(err) => e("size", err.to_string()),
+                }
             }
         }
         if let Some(c) = &self.client {
@@ -410,6 +428,36 @@ impl WorkloadSpec {
         if w.task == crate::pool::Task::Rebuild && w.failed.is_empty() && w.pool.is_some() {
             e("task", "a rebuild rebuilds failed members: name them with failed = [\"ID\"]".to_string());
         }
+    }
+}
+
+/// fio's `bs`: one size for reads and writes, or a `read,write` pair (`4k,8k`; an empty
+/// side keeps fio's default of 4k, `bs=,8k`). iopath runs one block size per workload: the
+/// direction the workload does picks its side of a pair; a mixed workload needs both sides
+/// equal. Sizes have fio's meaning under its default `kb_base=1024` ([`KbBase`]).
+pub fn block_size(bs: &str, rw: Rw) -> Result<Bytes, String> {
+    let one = |v: &str| -> Result<Bytes, String> {
+        if v.trim().is_empty() {
+            Ok(Bytes::new(4096))
+        } else {
+            parse_fio_size(v, KbBase::Binary).map_err(|e| e.to_string())
+        }
+    };
+    let Some((r, rest)) = bs.split_once(',') else {
+        return one(bs);
+    };
+    // fio's third value is for trims, which iopath does not run.
+    let wr = rest.split(',').next().unwrap_or(rest);
+    let (r, wr) = (one(r)?, one(wr)?);
+    match rw {
+        Rw::Read | Rw::RandRead => Ok(r),
+        Rw::Write | Rw::RandWrite => Ok(wr),
+        Rw::Rw | Rw::RandRw if r == wr => Ok(r),
+        Rw::Rw | Rw::RandRw => Err(format!(
+            "{bs:?} gives reads {} bytes and writes {}: iopath runs one block size per mixed workload; give one size",
+            r.get(),
+            wr.get()
+        )),
     }
 }
 
@@ -502,6 +550,32 @@ mod tests {
         }
         let ok = WorkloadSpec { region: Some("50%".into()), ..Default::default() };
         assert_eq!(ok.resolve().unwrap().region, 0.5);
+    }
+
+    #[test]
+    fn bs_pairs_and_sizes_have_fios_meaning() {
+        // fio's HOWTO, `bs`: "bs=256k,1M" gives reads 256 KiB and writes 1 MiB; a side left
+        // empty keeps the default 4k. 4KiB is 4,000 bytes under fio's default kb_base.
+        let bs = |rw: &str, bs: &str| {
+            WorkloadSpec { rw: Some(rw.into()), bs: Some(bs.into()), ..Default::default() }
+                .resolve()
+                .map(|w| w.bs.get())
+        };
+        assert_eq!(bs("read", "4k,8k"), Ok(4096));
+        assert_eq!(bs("randwrite", "4k,8k"), Ok(8192));
+        assert_eq!(bs("write", ",8k"), Ok(8192));
+        assert_eq!(bs("read", ",8k"), Ok(4096));
+        assert_eq!(bs("randrw", "8k,8k"), Ok(8192));
+        assert!(bs("randrw", "4k,8k").unwrap_err()[0].message.contains("one block size"));
+        assert_eq!(bs("read", "4096"), Ok(4096));
+        // 4KiB = 4,000 bytes: not a multiple of 512, so refused, as direct I/O would be.
+        assert!(bs("read", "4KiB").unwrap_err()[0].message.contains("4000 bytes"));
+        let size = |s: &str| WorkloadSpec { size: Some(s.into()), ..Default::default() }.resolve();
+        let w = size("10%").unwrap();
+        assert_eq!((w.region, w.region_given, w.size), (0.1, true, None));
+        assert_eq!(size("1g").unwrap().size.map(|b| b.get()), Some(1 << 30));
+        let both = WorkloadSpec { size: Some("10%".into()), region: Some("20%".into()), ..Default::default() };
+        assert!(both.resolve().unwrap_err()[0].message.contains("give one"));
     }
 
     #[test]

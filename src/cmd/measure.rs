@@ -9,7 +9,7 @@ use anyhow::anyhow;
 use iopath_model::report::{Report, Sweep};
 use iopath_model::units::parse_size;
 use iopath_model::{Catalog, WorkloadSpec};
-use iopath_validate::fio::{JobTarget, job_file};
+use iopath_validate::fio::{JobFileOptions, JobTarget, job_file};
 use iopath_validate::measure::{
     EngineChoice, MeasureError, MeasureOptions, Offset, Progress, SweepAt, TargetSpec, measure, measure_sweep_with,
     select_targets,
@@ -24,7 +24,13 @@ use std::time::Duration;
 pub enum Engine {
     /// io_uring, or threads with pread/pwrite when io_uring is unavailable
     Auto,
+    /// io_uring, iodepth I/Os in flight per job (fio's io_uring; fio's libaio, which also
+    /// keeps iodepth direct I/Os in flight, runs as this)
+    #[value(alias = "io_uring", alias = "libaio")]
     IoUring,
+    /// iodepth threads per job, one pread/pwrite each (fio's psync, pvsync, pvsync2 and sync,
+    /// synchronous engines: fio runs them at depth 1, so give --iodepth 1 to match fio)
+    #[value(alias = "psync", alias = "pvsync", alias = "pvsync2", alias = "sync")]
     Threads,
 }
 
@@ -46,9 +52,6 @@ pub struct MeasureArgs {
     /// or existing file (repeatable)
     #[arg(long, value_name = "PATH")]
     pub destroy_data_on: Vec<PathBuf>,
-    /// Size of file targets that are created ("1g"); default 256m
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
     /// Where each target's I/O starts: bytes ("1g", a multiple of the direct-I/O alignment)
     /// or a share of each target ("50%", aligned up to the block size), as fio's offset
     #[arg(long, value_name = "OFFSET", allow_hyphen_values = true)]
@@ -72,14 +75,23 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "FILE|DIR")]
     pub out: Option<PathBuf>,
     /// Write a fio job file that runs the same workload, to cross-check with fio (written
-    /// after the run, so never for a run the write gate refused; checked like --out)
+    /// after the run, so never for a run the write gate refused; checked like --out). Before
+    /// session 24 this was --fio-job, which now reads a job file
     #[arg(long, value_name = "FILE")]
+    pub write_fio_job: Option<PathBuf>,
+    /// Run the jobs of this fio job file ([global] and job sections) on the drives its
+    /// filenames name (a drive's dev, or --map FILE=DRIVE), as fio would
+    #[arg(long, value_name = "FILE", conflicts_with = "write_fio_job")]
     pub fio_job: Option<PathBuf>,
+    /// With --fio-job: a job file's filename FILE is drive DRIVE of the topology (repeatable)
+    #[arg(long, value_name = "FILE=DRIVE", requires = "fio_job")]
+    pub map: Vec<String>,
     /// No progress on stderr
     #[arg(long, short)]
     pub quiet: bool,
-    /// I/O engine
-    #[arg(long, value_enum, default_value = "auto")]
+    /// I/O engine (fio's spelling --ioengine and its values io_uring, libaio, psync, pvsync,
+    /// pvsync2, sync are accepted)
+    #[arg(long, visible_alias = "ioengine", value_enum, default_value = "auto")]
     pub engine: Engine,
     /// Time the storage stack's CPU kernels here instead (checksums, parity, encryption,
     /// compression; one core each); with --out, write a host part file for --parts
@@ -119,7 +131,7 @@ fn sweep_points(
     wargs: &mut WorkloadArgs,
     topo: Option<&iopath_model::Topology>,
     pool: &[TargetSpec],
-    size: &Option<String>,
+    base: Option<WorkloadSpec>,
 ) -> CliResult<(WorkloadSpec, Vec<SweepAt>)> {
     let multi = [&wargs.active, &wargs.bs, &wargs.iodepth, &wargs.numjobs, &wargs.rwmixread]
         .iter()
@@ -131,8 +143,8 @@ fn sweep_points(
         Some(t) => wargs.spec(t)?,
         None => ad_hoc_spec(wargs)?,
     };
-    if let Some(s) = size {
-        spec.size = Some(s.clone());
+    if let Some(b) = base {
+        spec = b.merged(&spec);
     }
     let mut points = Vec::new();
     for at in iopath_sim::points::points(&axes).into_iter().filter(|at| !at.is_empty()) {
@@ -177,9 +189,21 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
     if a.surface.is_some() {
         return super::measure_surface::run(a, catalog);
     }
-    let (topo, pool, name) = target_pool(&a, catalog)?;
+    let job = a.fio_job.as_deref().map(super::fio_job::load).transpose()?;
+    if job.is_some() && !a.targets.is_empty() {
+        return Err(usage("give --target paths or --fio-job, not both (the job file names its files)".to_string()));
+    }
+    if let (Some(_), Some(w)) = (&job, &a.workload.workload) {
+        return Err(usage(format!("--workload {w} and --fio-job: give one workload")));
+    }
+    let (topo, pool, name) = target_pool(&a, job.as_ref(), catalog)?;
+    // The job file is the base; options on the command line win, as over a named workload.
+    let job_base = match &job {
+        Some(j) => Some(super::fio_job::job_spec(j, topo.as_ref(), &a.map)?),
+        None => None,
+    };
     let mut wargs = a.workload.clone();
-    let (spec, points) = sweep_points(&mut wargs, topo.as_ref(), &pool, &a.size)?;
+    let (spec, points) = sweep_points(&mut wargs, topo.as_ref(), &pool, job_base)?;
     // Output paths first: a refused one stops the run before any target is opened or created.
     if let Some(p) = &a.out {
         if !points.is_empty() && out_is_dir(p) {
@@ -188,11 +212,11 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
             super::output::check_file("--out", p)?;
         }
     }
-    if let Some(p) = &a.fio_job {
-        super::output::check_file("--fio-job", p)?;
+    if let Some(p) = &a.write_fio_job {
+        super::output::check_file("--write-fio-job", p)?;
         if points.first().is_some_and(|p| p.at.len() > 1 || p.at[0].0 != "active") {
             return Err(usage(
-                "--fio-job writes one job; give single values for --bs, --iodepth, --numjobs and --rwmixread (an --active range is written as its last point)".to_string(),
+                "--write-fio-job writes one job; give single values for --bs, --iodepth, --numjobs and --rwmixread (an --active range is written as its last point)".to_string(),
             ));
         }
     }
@@ -200,10 +224,8 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         Some(p) => p.workload.clone(),
         None => resolve_workload(&spec)?,
     };
-    let size = match &a.size {
-        None => 256 << 20,
-        Some(s) => parse_size(s).map_err(|e| usage(format!("--size: {e}")))?.get(),
-    };
+    // A file measure creates has fio's size (default 256m); a share (`10%`) is a region.
+    let size = workload.size.map_or(256 << 20, |b| b.get());
     let runtime = Duration::from_nanos(workload.runtime.map(|d| d.nanos()).unwrap_or(5_000_000_000));
     let ramp = Duration::from_nanos(workload.ramp.map(|d| d.nanos()).unwrap_or(1_000_000_000));
 
@@ -216,10 +238,10 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
 
     // Written only after the run: the write gate runs inside it, and a refused run must not
     // leave a job file that would do what iopath refused to.
-    let fio_job = a.fio_job.as_ref().map(|f| {
+    let fio_job = a.write_fio_job.as_ref().map(|f| {
         let jt: Vec<JobTarget> =
             selected.iter().map(|t| JobTarget { id: t.id.clone(), path: t.path.display().to_string() }).collect();
-        (f, job_file(&workload, &jt, runtime, ramp))
+        (f, jt)
     });
 
     let stop = interrupt_watch();
@@ -230,7 +252,7 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         allow_write: a.allow_write,
         destroy_data_on: a.destroy_data_on.clone(),
         size,
-        engine: engine_choice(a.engine),
+        engine: engine_choice(job.as_ref(), a.engine),
         runtime,
         ramp,
         offset: parse_offset(a.offset.as_deref())?,
@@ -248,8 +270,16 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         b.finish_and_clear();
     }
     let outcome = outcome.map_err(measure_err)?;
-    if let Some((f, job)) = &fio_job {
-        super::output::write_file("--fio-job", f, job.as_bytes())?;
+    if let Some((f, jt)) = &fio_job {
+        // The engine the run used (auto may have fallen back to threads), as the report says.
+        let engine = match &outcome {
+            Outcome::Report(r) => r.measured.as_ref().map(|m| m.engine.clone()),
+            Outcome::Sweep(s) => {
+                s.points.iter().find_map(|p| p.report.as_ref()?.measured.as_ref().map(|m| m.engine.clone()))
+            }
+        };
+        let o = JobFileOptions { engine: engine.as_deref().unwrap_or("io_uring"), name: a.workload.name.as_deref() };
+        super::output::write_file("--write-fio-job", f, job_file(&opts.workload, jt, runtime, ramp, &o).as_bytes())?;
     }
     write_outputs(&a, &outcome)
 }
@@ -262,14 +292,6 @@ fn check_devs(selected: &[TargetSpec]) -> CliResult<()> {
             t.id
         ))),
         None => Ok(()),
-    }
-}
-
-pub(super) fn engine_choice(e: Engine) -> EngineChoice {
-    match e {
-        Engine::Auto => EngineChoice::Auto,
-        Engine::IoUring => EngineChoice::IoUring,
-        Engine::Threads => EngineChoice::Threads,
     }
 }
 
@@ -345,9 +367,20 @@ fn write_outputs(a: &MeasureArgs, outcome: &Outcome) -> CliResult {
 /// topology) or the ad hoc `--target` paths, each named once; with the topology and its name.
 pub(super) fn target_pool(
     a: &MeasureArgs,
+    job: Option<&iopath_validate::fio::jobfile::JobFileRun>,
     catalog: &Catalog,
 ) -> CliResult<(Option<iopath_model::Topology>, Vec<TargetSpec>, String)> {
-    Ok(match (&a.topology, a.targets.is_empty()) {
+    // fio's --filename list, or a job file's filenames, are the targets of a run without a
+    // topology.
+    let named: Vec<PathBuf> = match (&a.workload.filename, &a.topology, a.targets.is_empty()) {
+        (_, None, true) if job.is_some() => {
+            job.into_iter().flat_map(|j| &j.targets).map(|t| PathBuf::from(&t.path)).collect()
+        }
+        (Some(f), None, true) => super::fio_job::split_filenames(f).into_iter().map(PathBuf::from).collect(),
+        (Some(_), None, false) => return Err(usage("give --target paths or --filename, not both".to_string())),
+        _ => a.targets.clone(),
+    };
+    Ok(match (&a.topology, named.is_empty()) {
         (Some(_), false) => {
             return Err(usage("give a topology or --target paths, not both".to_string()));
         }
@@ -378,11 +411,11 @@ pub(super) fn target_pool(
         (None, false) => {
             // The same target twice would be two jobs on one device, and its second exclusive
             // open would fail as if another program held it.
-            for (i, p) in a.targets.iter().enumerate() {
+            for (i, p) in named.iter().enumerate() {
                 let same = |q: &PathBuf| {
                     q == p || std::fs::canonicalize(q).ok().is_some_and(|c| Some(c) == std::fs::canonicalize(p).ok())
                 };
-                if let Some(first) = a.targets[..i].iter().find(|q| same(q)) {
+                if let Some(first) = named[..i].iter().find(|q| same(q)) {
                     return Err(usage(format!(
                         "--target {} is given twice (also as --target {}); name each target once",
                         p.display(),
@@ -390,10 +423,23 @@ pub(super) fn target_pool(
                     )));
                 }
             }
-            let pool = a.targets.iter().map(|p| TargetSpec { id: p.display().to_string(), path: p.clone() }).collect();
+            let pool = named.iter().map(|p| TargetSpec { id: p.display().to_string(), path: p.clone() }).collect();
             (None, pool, "ad hoc".to_string())
         }
     })
+}
+
+/// The engine to run: a job file's `ioengine` (async engines as io_uring, synchronous ones
+/// as threads), else `--engine`.
+pub(super) fn engine_choice(job: Option<&iopath_validate::fio::jobfile::JobFileRun>, engine: Engine) -> EngineChoice {
+    use iopath_validate::fio::jobfile::JobEngine;
+    match (job.map(|j| j.engine), engine) {
+        (Some(JobEngine::Async), _) => EngineChoice::IoUring,
+        (Some(JobEngine::Sync), _) => EngineChoice::Threads,
+        (None, Engine::Auto) => EngineChoice::Auto,
+        (None, Engine::IoUring) => EngineChoice::IoUring,
+        (None, Engine::Threads) => EngineChoice::Threads,
+    }
 }
 
 /// Ctrl-C sets the binary's interrupt flag; this passes it on to the run's stop flag.
@@ -440,7 +486,7 @@ pub(super) fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
         v.map(|s| s.trim().parse::<u32>().map_err(|_| usage(format!("--{name} {s:?}: expected a whole number"))))
             .transpose()
     };
-    Ok(WorkloadSpec {
+    let mut spec = WorkloadSpec {
         rw: w.rw.clone(),
         bs: w.bs.clone(),
         iodepth: int("iodepth", w.iodepth.as_ref().map(|v| v.to_string()))?,
@@ -457,7 +503,9 @@ pub(super) fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
         // The hardware mode measures the drives of this machine; a client is the simulator's.
         client: None,
         ..WorkloadSpec::default()
-    })
+    };
+    super::fio_job::apply_fio_options(w, &mut spec, None)?;
+    Ok(spec)
 }
 
 #[allow(clippy::large_enum_variant)] // one per run: the size does not matter

@@ -9,7 +9,6 @@ use super::measure::{
 use super::{CliError, CliResult, print_json, print_text, resolve_workload};
 use anyhow::anyhow;
 use iopath_model::Catalog;
-use iopath_model::units::parse_size;
 use iopath_reports::surface::{SURFACE_SET, surface_table, write_surface_outputs};
 use iopath_validate::measure::surface::surface_scan_with;
 use iopath_validate::measure::{MeasureOptions, Offset, Progress, TargetSpec};
@@ -25,7 +24,7 @@ fn scan_target(a: &MeasureArgs, drive: &str, catalog: &Catalog) -> CliResult<(Ta
     if a.topology.is_none() && a.targets.is_empty() {
         return Ok((TargetSpec { id: drive.to_string(), path: PathBuf::from(drive) }, "ad hoc".to_string()));
     }
-    let (_, pool, name) = target_pool(a, catalog)?;
+    let (_, pool, name) = target_pool(a, None, catalog)?;
     let t = pool.iter().find(|t| t.id == drive || t.path == std::path::Path::new(drive)).cloned().ok_or_else(|| {
         let ids: Vec<&str> = pool.iter().map(|t| t.id.as_str()).collect();
         usage(format!("--surface {drive}: no drive or target has that id or path; the drives are {}", ids.join(", ")))
@@ -44,6 +43,7 @@ fn refuse_options(a: &MeasureArgs) -> CliResult<()> {
     let given = [
         ("--offset", a.offset.is_some()),
         ("--fio-job", a.fio_job.is_some()),
+        ("--write-fio-job", a.write_fio_job.is_some()),
         ("--active", w.active.is_some()),
         ("--drives", w.drives.is_some()),
         ("--copy", !w.copy.is_empty()),
@@ -82,13 +82,12 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
     wargs.rw = Some(wargs.rw.unwrap_or_else(|| "read".into()));
     wargs.bs = Some(wargs.bs.unwrap_or_else(|| "1m".into()));
     wargs.iodepth = Some(wargs.iodepth.unwrap_or_else(|| "4".into()));
-    let mut spec = ad_hoc_spec(&wargs)?;
-    spec.size = a.size.clone();
-    let workload = resolve_workload(&spec)?;
-    let size = match &a.size {
-        None => 256 << 20,
-        Some(s) => parse_size(s).map_err(|e| usage(format!("--size: {e}")))?.get(),
-    };
+    let spec = ad_hoc_spec(&wargs)?;
+    let mut workload = resolve_workload(&spec)?;
+    // --size is the size of a file target the scan creates (default 256m); the windows
+    // cover the whole target, so it bounds no region here.
+    let size = workload.size.map_or(256 << 20, |b| b.get());
+    workload.size = None;
     let runtime = Duration::from_nanos(workload.runtime.map(|d| d.nanos()).unwrap_or(1_000_000_000));
     let ramp = Duration::from_nanos(workload.ramp.map(|d| d.nanos()).unwrap_or(200_000_000));
     let opts = MeasureOptions {
@@ -98,7 +97,7 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         allow_write: false,
         destroy_data_on: a.destroy_data_on.clone(),
         size,
-        engine: engine_choice(a.engine),
+        engine: engine_choice(None, a.engine),
         runtime,
         ramp,
         offset: Offset::Start,

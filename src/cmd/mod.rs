@@ -10,6 +10,7 @@ pub mod cpu_bench;
 pub mod discover;
 pub mod estimate;
 pub mod exit;
+pub mod fio_job;
 pub mod fit;
 pub mod measure;
 pub mod measure_surface;
@@ -188,11 +189,13 @@ pub struct WorkloadArgs {
     /// A workload named in the topology file ([workload.NAME]); options below override it.
     #[arg(long, value_name = "NAME", help_heading = "Workload")]
     pub workload: Option<String>,
-    /// read | write | randread | randwrite | rw | randrw
-    #[arg(long, help_heading = "Workload")]
+    /// read | write | randread | randwrite | rw (= readwrite) | randrw
+    #[arg(long, visible_alias = "readwrite", help_heading = "Workload")]
     pub rw: Option<String>,
-    /// Block size; k = 1024 as in fio ("4k", "128k", "1m", "512")
-    #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
+    /// Block size with fio's units under its default kb_base=1024: 4k = 4KB = 4096 bytes,
+    /// 4KiB = 4000 (as fio), 4000 = bytes; "4k,8k" gives reads 4k and writes 8k as in fio (a
+    /// mixed workload needs one size). In sweep and measure ramps a comma lists values instead
+    #[arg(long, visible_alias = "blocksize", help_heading = "Workload", allow_hyphen_values = true)]
     pub bs: Option<String>,
     /// I/Os each job keeps outstanding
     #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
@@ -203,6 +206,27 @@ pub struct WorkloadArgs {
     /// Percent reads for rw/randrw
     #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub rwmixread: Option<String>,
+    /// Percent writes for rw/randrw (fio: the same as --rwmixread 100-N)
+    #[arg(long, value_name = "N", help_heading = "Workload", conflicts_with = "rwmixread")]
+    pub rwmixwrite: Option<String>,
+    /// fio's size: the bytes of each drive the I/O touches, from its start ("1g"), or a share
+    /// ("10%", as --region); on a file measure creates, also its size (default 256m)
+    #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
+    pub size: Option<String>,
+    /// fio's filename: the targets, colon-separated ("/dev/sdb:/dev/sdc", "\:" for a colon in
+    /// a name); with a topology, the drives whose dev they are
+    #[arg(long, value_name = "PATH[:PATH...]", help_heading = "Workload", conflicts_with_all = ["active", "drives"])]
+    pub filename: Option<String>,
+    /// fio's job name: accepted for fio's command lines; names the sections of a written job file
+    #[arg(long, value_name = "NAME", help_heading = "Workload")]
+    pub name: Option<String>,
+    /// fio's time_based: run for --runtime whatever the region (needs --runtime; iopath always
+    /// runs a given runtime in full)
+    #[arg(long, help_heading = "Workload", requires = "runtime")]
+    pub time_based: bool,
+    /// fio's direct: 1 only (iopath measures direct I/O, O_DIRECT, never the page cache)
+    #[arg(long, value_name = "1", help_heading = "Workload")]
+    pub direct: Option<String>,
     /// Part of each drive that I/O touches, from its start ("10%")
     #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub region: Option<String>,
@@ -210,8 +234,8 @@ pub struct WorkloadArgs {
     /// whole-surface read with --region 100%); otherwise 2 s on SSDs, 20 s with HDDs
     #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub runtime: Option<String>,
-    /// Warm-up time before measuring ("1s")
-    #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
+    /// Warm-up time before measuring ("1s"; fio's ramp_time)
+    #[arg(long, visible_alias = "ramp_time", help_heading = "Workload", allow_hyphen_values = true)]
     pub ramp: Option<String>,
     /// Use the first N drives in file order
     #[arg(long, value_name = "N", help_heading = "Workload", conflicts_with = "drives", allow_hyphen_values = true)]
@@ -290,6 +314,8 @@ impl WorkloadArgs {
             fill: self.fill.clone(),
             task: self.task.clone(),
         };
+        let mut cli = cli;
+        fio_job::apply_fio_options(self, &mut cli, Some(topo))?;
         Ok(base.merged(&cli))
     }
 }

@@ -29,6 +29,13 @@ pub struct SimulateArgs {
     /// No progress or notes on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Simulate the jobs of this fio job file on the drives its filenames name (a drive's
+    /// dev, or --map FILE=DRIVE); workload options given here win over it
+    #[arg(long, value_name = "FILE", conflicts_with = "workload")]
+    pub fio_job: Option<PathBuf>,
+    /// With --fio-job: a job file's filename FILE is drive DRIVE (repeatable)
+    #[arg(long, value_name = "FILE=DRIVE", requires = "fio_job")]
+    pub map: Vec<String>,
 }
 
 /// A simulator refusal as the command line reports it: with the options that gave the
@@ -52,7 +59,10 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
         super::output::check_file("--out", out)?;
     }
     let topo = load_topology(&a.topology, cat, &a.set)?;
-    let spec = a.workload.spec(&topo)?;
+    let mut spec = a.workload.spec(&topo)?;
+    if let Some(f) = &a.fio_job {
+        spec = super::fio_job::job_spec(&super::fio_job::load(f)?, Some(&topo), &a.map)?.merged(&spec);
+    }
     let w = resolve_workload(&spec)?;
     super::check_targets(&topo, &spec, &w)?;
     let clock = wall_clock();

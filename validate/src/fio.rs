@@ -10,6 +10,8 @@
 //! jobname and are summed; their latency mean is weighted by I/Os and their percentiles
 //! are the largest of the clones' (an upper bound).
 
+pub mod jobfile;
+
 use iopath_model::report::{
     Bottleneck, Cost, DriveResult, Latency, Measured, MeasuredTarget, Report, ReportKind, Total,
 };
@@ -50,6 +52,30 @@ pub struct FioJob {
     pub write: FioDir,
     /// How many fio job entries were summed into this one.
     pub clones: u32,
+    /// fio's group id (`groupid`).
+    pub groupid: u64,
+    /// The entry is a whole group (`group_reporting`): every job of the group, clones and
+    /// sections alike, summed by fio itself; `filename` is then only one of its files (fio
+    /// prints the last job's options).
+    pub group_reporting: bool,
+    /// The job's options, global ones first (the last value of a repeated key wins).
+    pub options: BTreeMap<String, String>,
+    /// fio's `job_runtime` [ms]: the sum of every job's run time, which fio adds up over
+    /// the jobs of a group (its `sum_thread_stats`); over the group's `runtime` it counts them.
+    pub job_runtime_ms: u64,
+}
+
+impl FioJob {
+    /// How many jobs fio summed into this entry: 1 per clone, or for a group
+    /// (`group_reporting`) its `job_runtime` over its runtime, rounded; `None` when fio's
+    /// JSON lacks the figures.
+    pub fn jobs_in_entry(&self) -> Option<u32> {
+        if !self.group_reporting {
+            return Some(self.clones);
+        }
+        let rt = self.read.runtime_ms.max(self.write.runtime_ms);
+        (rt > 0 && self.job_runtime_ms > 0).then(|| (self.job_runtime_ms as f64 / rt as f64).round() as u32)
+    }
 }
 
 /// A parsed fio JSON document.
@@ -58,6 +84,8 @@ pub struct FioOutput {
     pub version: String,
     pub global_options: BTreeMap<String, String>,
     pub jobs: Vec<FioJob>,
+    /// The devices fio's `disk_util` names (`loop0`, `sdb`): every device the run touched.
+    pub disk_util: Vec<String>,
 }
 
 fn num(v: &Value) -> f64 {
@@ -160,6 +188,12 @@ pub fn parse_fio_json(file: &str, text: &str) -> Result<FioOutput, FioError> {
         let name = j.get("jobname").and_then(Value::as_str).unwrap_or("job").to_string();
         let opts = options(j.get("job options").unwrap_or(&Value::Null));
         let filename = opts.get("filename").or_else(|| global_options.get("filename")).cloned();
+        let mut all = global_options.clone();
+        all.extend(opts);
+        let flag = |k: &str| all.get(k).is_some_and(|v| v != "0");
+        let group_reporting = flag("group_reporting");
+        let groupid = j.get("groupid").and_then(Value::as_u64).unwrap_or(0);
+        let job_runtime_ms = j.get("job_runtime").map(num).unwrap_or(0.0) as u64;
         let mixed = j.get("mixed").map(dir_from);
         let read = j.get("read").map(dir_from).unwrap_or_default();
         let write = j.get("write").map(dir_from).unwrap_or_default();
@@ -167,19 +201,37 @@ pub fn parse_fio_json(file: &str, text: &str) -> Result<FioOutput, FioError> {
             Some(m) if read.io_bytes == 0 && write.io_bytes == 0 => (m, FioDir::default()),
             _ => (read, write),
         };
-        match out.iter_mut().find(|x| x.jobname == name) {
+        match out.iter_mut().find(|x| x.jobname == name && x.groupid == groupid) {
             Some(x) => {
                 merge_dir(&mut x.read, &read);
                 merge_dir(&mut x.write, &write);
                 x.clones += 1;
+                x.job_runtime_ms += job_runtime_ms;
             }
-            None => out.push(FioJob { jobname: name, filename, read, write, clones: 1 }),
+            None => out.push(FioJob {
+                jobname: name,
+                filename,
+                read,
+                write,
+                clones: 1,
+                groupid,
+                group_reporting,
+                options: all,
+                job_runtime_ms,
+            }),
         }
     }
     Ok(FioOutput {
         version: root.get("fio version").and_then(Value::as_str).unwrap_or("").to_string(),
         global_options,
         jobs: out,
+        disk_util: root
+            .get("disk_util")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d.get("name")?.as_str().map(str::to_string))
+            .collect(),
     })
 }
 
@@ -293,14 +345,36 @@ fn section_name(id: &str) -> String {
     if s.is_empty() || s == "global" { format!("t_{s}") } else { s }
 }
 
-/// A fio job file that runs `w` on `targets` as `iopath measure` does: one section per
-/// target, all sections at once (no stonewall), time-based with the same ramp.
-pub fn job_file(w: &Workload, targets: &[JobTarget], runtime: Duration, ramp: Duration) -> String {
+/// How the run a job file repeats was made: what the workload alone does not say.
+#[derive(Debug, Clone, Copy)]
+pub struct JobFileOptions<'a> {
+    /// The engine the run used, as its report names it: "io_uring" or "threads".
+    pub engine: &'a str,
+    /// fio's job name given on the command line: sections are then `NAME.TARGET`.
+    pub name: Option<&'a str>,
+}
+
+/// A fio job file that runs `w` on `targets` as `iopath measure` did: one section per
+/// target, all sections at once (no stonewall), time-based with the same ramp, the same
+/// engine. iopath's `threads` engine runs `iodepth` threads per job, each with one
+/// `pread`/`pwrite` outstanding: fio's `psync` at depth 1 with `numjobs x iodepth` clones
+/// (fio runs a synchronous engine at depth 1 whatever `iodepth` says). No
+/// `group_reporting`: iopath reports each target on its own, and so does fio without it.
+pub fn job_file(w: &Workload, targets: &[JobTarget], runtime: Duration, ramp: Duration, o: &JobFileOptions) -> String {
     let mut s = String::new();
-    s += "; Written by `iopath measure --fio-job`: the same workload for fio, to cross-check.\n";
+    s += "; Written by `iopath measure --write-fio-job`: the same workload for fio, to cross-check.\n";
     s += "; Run: fio THIS_FILE --output-format=json > fio.json\n";
     s += "; Each section is one target; numjobs clones of a section share its name.\n";
-    s += "[global]\ndirect=1\nioengine=io_uring\n";
+    let threads = o.engine == "threads";
+    let (engine, iodepth, numjobs) =
+        if threads { ("psync", 1, w.numjobs * w.iodepth) } else { ("io_uring", w.iodepth, w.numjobs) };
+    if threads && w.iodepth > 1 {
+        s += &format!(
+            "; iopath's threads engine ran iodepth={} as {} threads of one synchronous I/O each per job.\n",
+            w.iodepth, w.iodepth
+        );
+    }
+    s += &format!("[global]\ndirect=1\nioengine={engine}\n");
     let mixed = w.copies.is_empty();
     if mixed {
         s += &format!("rw={}\n", w.rw.as_str());
@@ -309,11 +383,21 @@ pub fn job_file(w: &Workload, targets: &[JobTarget], runtime: Duration, ramp: Du
         }
     }
     s += &format!("bs={}\n", w.bs.get());
-    s += &format!("iodepth={}\nnumjobs={}\n", w.iodepth, w.numjobs);
+    s += &format!("iodepth={iodepth}\nnumjobs={numjobs}\n");
     s += &format!("time_based=1\nruntime={}\nramp_time={}\n", secs_str(runtime), secs_str(ramp));
     s += "offset=0\n";
-    if w.region < 1.0 {
-        s += &format!("size={}%\n", trim_float(w.region * 100.0));
+    match w.size {
+        // fio's size bounds each file; iopath bounds it by the share too, whichever is less.
+        Some(b) if w.region >= 1.0 => s += &format!("size={}\n", b.get()),
+        Some(b) => {
+            s += &format!("size={}%\n", trim_float(w.region * 100.0));
+            s += &format!(
+                "; iopath also bounded the region at {} bytes, which fio's size cannot say with a share\n",
+                b.get()
+            );
+        }
+        None if w.region < 1.0 => s += &format!("size={}%\n", trim_float(w.region * 100.0)),
+        None => {}
     }
     s += &format!("randrepeat=1\nrandseed={}\n", w.seed);
     if !mixed {
@@ -321,7 +405,11 @@ pub fn job_file(w: &Workload, targets: &[JobTarget], runtime: Duration, ramp: Du
         s += "; source and a sequential write of the destination, at the same time.\n";
     }
     for t in targets {
-        s += &format!("\n[{}]\n", section_name(&t.id));
+        let name = match o.name {
+            Some(n) => format!("{}.{}", section_name(n), section_name(&t.id)),
+            None => section_name(&t.id),
+        };
+        s += &format!("\n[{name}]\n");
         s += &format!("filename={}\n", t.path.replace(':', "\\:"));
         if !mixed {
             let is_dst = w.copies.iter().any(|c| c.to == t.id);
@@ -438,7 +526,8 @@ mod tests {
             JobTarget { id: "D".into(), path: "/dev/sdb".into() },
             JobTarget { id: "/var/tmp/a:b.img".into(), path: "/var/tmp/a:b.img".into() },
         ];
-        let f = job_file(&w, &t, Duration::from_secs(5), Duration::from_millis(1500));
+        let o = JobFileOptions { engine: "io_uring", name: None };
+        let f = job_file(&w, &t, Duration::from_secs(5), Duration::from_millis(1500), &o);
         for want in [
             "direct=1",
             "ioengine=io_uring",
@@ -456,5 +545,13 @@ mod tests {
         ] {
             assert!(f.contains(want), "missing {want:?} in\n{f}");
         }
+        // The threads engine is fio's psync: a synchronous engine fio runs at depth 1, so
+        // iopath's 32 threads of one I/O each are 32 clones (1 job x iodepth 32).
+        let o = JobFileOptions { engine: "threads", name: Some("scan") };
+        let f = job_file(&w, &t, Duration::from_secs(5), Duration::ZERO, &o);
+        for want in ["ioengine=psync\n", "iodepth=1\n", "numjobs=32\n", "[scan.D]\n"] {
+            assert!(f.contains(want), "missing {want:?} in\n{f}");
+        }
+        assert!(!f.contains("io_uring"), "{f}");
     }
 }

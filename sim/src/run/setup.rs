@@ -156,7 +156,9 @@ fn drive_jobs(
     let mut jobs = Vec::new();
     let region_of = |slot: u32| -> f64 {
         let cap = t.drive_figures(targets[slot as usize]).capacity_gb * 1e9;
-        ((cap * w.region / bs).floor() * bs).max(bs)
+        // fio's `size` in bytes bounds the region as its share does.
+        let len = w.size.map_or(cap * w.region, |s| (cap * w.region).min(s.as_f64()));
+        ((len / bs).floor() * bs).max(bs)
     };
     let ssd_until = |slot: u32| -> Option<SimTime> {
         (coverage && !t.drive_figures(targets[slot as usize]).is_hdd()).then_some(SimTime::ZERO + runtime)

@@ -516,63 +516,28 @@ fn report_point(label: &str, r: &Value, topo: &Topology, opts: &LoadOptions) -> 
     })
 }
 
-/// fio's `bs` option: `4k`, `4096`, `4k,8k` (read,write) or `4k-16k` (the first value).
-fn fio_bs(s: &str) -> String {
-    s.split([',', '-', ':']).next().unwrap_or(s).trim().to_string()
-}
-
+/// One point of fio's JSON output: its jobs' summed MB/s over the drives they ran on. A job
+/// entry fio reports as a group (`group_reporting`) is the sum over every drive of the
+/// group, never one drive's: its drives are named by `--map JOB=D1+D2`, else found in fio's
+/// `disk_util` (the devices the run touched, when the output holds one group), else it is
+/// the group's one file (every job on the global `filename`, or as many jobs as one
+/// section's `numjobs`); otherwise the point is refused rather than credited to one drive.
 fn fio_points(
     file: &str,
     text: &str,
-    root: &Value,
+    _root: &Value,
     topo: &Topology,
     opts: &LoadOptions,
 ) -> Result<Point, CalibrateError> {
     let out = fio::parse_fio_json(file, text)
         .map_err(|e| CalibrateError::Format { file: file.to_string(), message: e.to_string() })?;
     let bad = |m: String| CalibrateError::Input(format!("{file}: {m}"));
-    // Options of each job, global ones first (duplicate keys: the last value wins).
-    let global = root.get("global options").and_then(Value::as_object).cloned().unwrap_or_default();
-    let mut per_job: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    for j in root.get("jobs").and_then(Value::as_array).into_iter().flatten() {
-        let name = j.get("jobname").and_then(Value::as_str).unwrap_or("job").to_string();
-        let mut o: BTreeMap<String, String> = BTreeMap::new();
-        for src in [Some(&global), j.get("job options").and_then(Value::as_object)].into_iter().flatten() {
-            for (k, v) in src {
-                o.insert(k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
-            }
-        }
-        per_job.entry(name).or_insert(o);
-    }
     let mut spec: Option<WorkloadSpec> = None;
-    let mut drives = Vec::new();
+    let mut drives: Vec<String> = Vec::new();
     let mut total = 0.0;
     let mut secs: f64 = 0.0;
     for job in &out.jobs {
-        let o = per_job.get(&job.jobname).cloned().unwrap_or_default();
-        let int = |k: &str| -> Result<Option<u32>, CalibrateError> {
-            match o.get(k) {
-                None => Ok(None),
-                Some(v) => v
-                    .trim()
-                    .parse::<u32>()
-                    .map(Some)
-                    .map_err(|_| bad(format!("job {:?}: {k}={v:?} is not a whole number", job.jobname))),
-            }
-        };
-        let rw = o.get("rw").or_else(|| o.get("readwrite")).cloned().unwrap_or_else(|| "read".to_string());
-        let rw = match rw.as_str() {
-            "readwrite" => "rw".to_string(),
-            x => x.to_string(),
-        };
-        let s = WorkloadSpec {
-            rw: Some(rw),
-            bs: Some(o.get("bs").or_else(|| o.get("blocksize")).map(|b| fio_bs(b)).unwrap_or_else(|| "4k".into())),
-            iodepth: int("iodepth")?,
-            numjobs: Some(job.clones.max(1)),
-            rwmixread: int("rwmixread")?,
-            ..Default::default()
-        };
+        let s = fio_job_spec(job).map_err(|m| bad(format!("job {:?}: {m}", job.jobname)))?;
         match &spec {
             None => spec = Some(s),
             Some(prev) if *prev != s => {
@@ -585,15 +550,16 @@ fn fio_points(
             }
             Some(_) => {}
         }
-        let fname = job.filename.clone().unwrap_or_default();
-        let d = map_target(topo, opts, &[&job.jobname, &fname]).ok_or_else(|| CalibrateError::Unmapped {
-            file: file.to_string(),
-            what: format!("fio job {:?} (filename {fname:?})", job.jobname),
-            key: job.jobname.clone(),
-            drives: drive_ids(topo).join(", "),
-        })?;
-        check_drive(file, topo, &d)?;
-        drives.push(d);
+        for d in job_drives(file, &out, job, topo, opts)? {
+            check_drive(file, topo, &d)?;
+            if drives.contains(&d) {
+                return Err(bad(format!(
+                    "drive {d} is named by two jobs (job {:?}); one job entry per drive, or one group over them",
+                    job.jobname
+                )));
+            }
+            drives.push(d);
+        }
         total += (job.read.bw_bytes + job.write.bw_bytes) / 1e6;
         secs = secs.max(job.read.runtime_ms.max(job.write.runtime_ms) as f64 / 1000.0);
     }
@@ -610,6 +576,116 @@ fn fio_points(
         weight: 1.0,
         runtime_s: if secs > 0.0 { Some(secs) } else { None },
     })
+}
+
+/// The workload of one fio job entry, with fio's meanings: sizes under its `kb_base`, a
+/// synchronous engine (fio's default psync, pvsync, pvsync2, sync) at depth 1, `numjobs`
+/// from the options of a group (fio folds the clones in), `size` as the region.
+fn fio_job_spec(job: &fio::FioJob) -> Result<WorkloadSpec, String> {
+    use iopath_model::units::{KbBase, parse_fio_size};
+    let o = &job.options;
+    let int = |k: &str| -> Result<Option<u32>, String> {
+        o.get(k).map(|v| v.trim().parse::<u32>().map_err(|_| format!("{k}={v:?} is not a whole number"))).transpose()
+    };
+    let kb = o
+        .get("kb_base")
+        .map_or(Some(KbBase::Binary), |v| KbBase::from_option(v))
+        .ok_or("kb_base is not 1024 or 1000")?;
+    let size = |v: &str| parse_fio_size(v, kb).map(|b| b.get().to_string()).map_err(|e| e.to_string());
+    let rw = o.get("rw").or_else(|| o.get("readwrite")).cloned().unwrap_or_else(|| "read".to_string());
+    let bs = match o.get("bs").or_else(|| o.get("blocksize")) {
+        None => "4096".to_string(),
+        // A range `4k-16k` runs sizes iopath does not model; its low end is kept as before.
+        Some(b) => b
+            .split(',')
+            .map(|side| size(side.split([':', '-']).next().unwrap_or(side)))
+            .collect::<Result<Vec<_>, _>>()?
+            .join(","),
+    };
+    let sync = matches!(o.get("ioengine").map(String::as_str), None | Some("psync" | "pvsync" | "pvsync2" | "sync"));
+    let mut spec = WorkloadSpec {
+        rw: Some(if rw == "readwrite" { "rw".to_string() } else { rw }),
+        bs: Some(bs),
+        // fio's HOWTO, iodepth: a synchronous engine runs at depth 1 whatever iodepth says.
+        iodepth: if sync { Some(1) } else { int("iodepth")? },
+        numjobs: Some(if job.group_reporting { int("numjobs")?.unwrap_or(1) } else { job.clones.max(1) }),
+        rwmixread: match (int("rwmixread")?, int("rwmixwrite")?) {
+            (None, Some(w)) if w <= 100 => Some(100 - w),
+            (r, _) => r,
+        },
+        ..Default::default()
+    };
+    if let Some(v) = o.get("size") {
+        if v.trim().ends_with('%') {
+            spec.region = Some(v.trim().to_string());
+        } else {
+            spec.size = Some(size(v)?);
+        }
+    }
+    if let Some(v) = o.get("offset").filter(|v| !matches!(v.trim(), "0" | "0%")) {
+        return Err(format!(
+            "offset={v}: iopath's workloads start at the beginning of each drive; a run from an offset cannot be compared yet"
+        ));
+    }
+    Ok(spec)
+}
+
+/// The drives one fio job entry ran on (see [`fio_points`]).
+fn job_drives(
+    file: &str,
+    out: &fio::FioOutput,
+    job: &fio::FioJob,
+    topo: &Topology,
+    opts: &LoadOptions,
+) -> Result<Vec<String>, CalibrateError> {
+    let fname = job.filename.clone().unwrap_or_default();
+    let unmapped = |what: String| CalibrateError::Unmapped {
+        file: file.to_string(),
+        what,
+        key: job.jobname.clone(),
+        drives: drive_ids(topo).join(", "),
+    };
+    if !job.group_reporting {
+        let d = map_target(topo, opts, &[&job.jobname, &fname])
+            .ok_or_else(|| unmapped(format!("fio job {:?} (filename {fname:?})", job.jobname)))?;
+        return Ok(vec![d]);
+    }
+    if let Some(m) = opts.map.get(&job.jobname) {
+        return Ok(m.split('+').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect());
+    }
+    // fio's disk_util names each device the run touched; with one group they are its drives.
+    let groups: std::collections::BTreeSet<u64> = out.jobs.iter().map(|j| j.groupid).collect();
+    if groups.len() == 1 {
+        let by_util: Vec<String> = topo
+            .drives
+            .iter()
+            .filter(|&&ix| {
+                topo.nodes[ix].dev.as_deref().is_some_and(|d| {
+                    let name = d.rsplit('/').next().unwrap_or(d);
+                    d.starts_with("/dev/") && out.disk_util.iter().any(|u| u == name)
+                })
+            })
+            .map(|&ix| topo.nodes[ix].id.clone())
+            .collect();
+        if !by_util.is_empty() {
+            return Ok(by_util);
+        }
+    }
+    // One file for the whole group: every job on the global filename, or the group holds
+    // just one section's numjobs clones.
+    let numjobs = job.options.get("numjobs").and_then(|v| v.trim().parse::<u32>().ok()).unwrap_or(1);
+    let one_file = out.global_options.contains_key("filename") || job.jobs_in_entry() == Some(numjobs);
+    match map_target(topo, opts, &[&fname]) {
+        Some(d) if one_file => Ok(vec![d]),
+        _ => Err(CalibrateError::Input(format!(
+            "{file}: fio job {:?} reports a group (group_reporting) of {} jobs whose files fio's JSON does not list              (it names only {fname:?}): its rate is the sum over the group's drives, not one drive's; name them with              --map {}=D1+D2 (drives of {}: {})",
+            job.jobname,
+            job.jobs_in_entry().map_or("several".to_string(), |n| n.to_string()),
+            job.jobname,
+            topo.name,
+            drive_ids(topo).join(", ")
+        ))),
+    }
 }
 
 const CSV_COLUMNS: &[&str] = &[

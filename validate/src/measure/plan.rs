@@ -205,7 +205,9 @@ fn regions(w: &Workload, offset: Offset, opened: &[Opened]) -> Result<Vec<(u64, 
             return Err(MeasureError::OffsetMisaligned { path: t.path.clone(), offset: start, align: a });
         }
         let left = t.size.saturating_sub(start);
-        let len = (((t.size as f64 * w.region) as u64).min(left) / bs) * bs;
+        // fio's `size` in bytes bounds the region on a device or an existing file too.
+        let share = ((t.size as f64 * w.region) as u64).min(left);
+        let len = (w.size.map_or(share, |s| share.min(s.get())) / bs) * bs;
         if len < bs {
             if start > 0 {
                 return Err(MeasureError::OffsetPastEnd { path: t.path.clone(), offset: start, size: t.size, bs });
