@@ -14,7 +14,6 @@ use iopath_validate::measure::{
     EngineChoice, MeasureError, MeasureOptions, Offset, Progress, SweepAt, TargetSpec, measure, measure_sweep_with,
     select_targets,
 };
-use iopath_validate::safety::RefusalKind;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -535,11 +534,8 @@ pub(super) fn measure_err(e: MeasureError) -> CliError {
             "{}: the region ({region} of {size} bytes) holds no block of {bs} bytes; raise --region or --size",
             path.display()
         ),
-        MeasureError::Refused(r) if r.kind == RefusalKind::NotAllowed => {
-            let mut r = r.clone();
-            r.fix = "writing destroys the data there; add --allow-write if that is what you want".into();
-            r.to_string()
-        }
+        MeasureError::Refused(r) => r.message(&super::spell::permission),
+        MeasureError::Engine(x) => x.message(&super::spell::knob),
         MeasureError::OffsetMisaligned { path, offset, align } => format!(
             "{}: --offset {offset} is not a multiple of its direct-I/O alignment of {align} bytes; give a multiple, or a share such as 50%",
             path.display()
