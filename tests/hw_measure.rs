@@ -195,7 +195,8 @@ mod files {
         assert_eq!(o.status.code(), Some(2));
         // The same binding, and message, as simulate's (model::bind).
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("--active 3: 3 active drives asked for, but the topology has only 1 drive"), "{err}");
+        // The first point past the targets is named, as simulate names its own --active.
+        assert!(err.contains("--active 2: 2 active drives asked for, but the topology has only 1 drive"), "{err}");
     }
 }
 
@@ -219,6 +220,7 @@ mod mock {
             engine: EngineChoice::Auto,
             runtime: Duration::from_millis(1200),
             ramp: Duration::from_millis(100),
+            offset: iopath_validate::measure::Offset::Start,
             stop: Arc::new(AtomicBool::new(false)),
         }
     }

@@ -34,6 +34,7 @@ pub mod paths;
 pub mod pool;
 pub mod readreq;
 pub mod report;
+pub mod surface;
 pub mod toml_out;
 pub mod topology;
 pub mod units;

@@ -62,6 +62,7 @@ pub mod page_pool;
 pub mod plot;
 pub mod pool;
 pub mod pools;
+pub mod surface;
 pub mod tables;
 pub mod tree;
 

@@ -78,13 +78,13 @@ impl Default for PlotOptions {
 // ---------------------------------------------------------------------------------------
 // Colours and shapes.
 
-const INK: RGBColor = RGBColor(0x21, 0x21, 0x21);
-const GRID_LIGHT: RGBColor = RGBColor(0xee, 0xee, 0xee);
-const GRID_BOLD: RGBColor = RGBColor(0xcc, 0xcc, 0xcc);
-const BOUND_RED: RGBColor = RGBColor(0xd6, 0x27, 0x28);
+pub(crate) const INK: RGBColor = RGBColor(0x21, 0x21, 0x21);
+pub(crate) const GRID_LIGHT: RGBColor = RGBColor(0xee, 0xee, 0xee);
+pub(crate) const GRID_BOLD: RGBColor = RGBColor(0xcc, 0xcc, 0xcc);
+pub(crate) const BOUND_RED: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 const MANY_DRIVES_GREY: RGBColor = RGBColor(0xa0, 0xa0, 0xa0);
 /// Lines for drives or grid groups (tab10 without red, which the bound uses).
-const LINE_COLOURS: [RGBColor; 9] = [
+pub(crate) const LINE_COLOURS: [RGBColor; 9] = [
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0x2c, 0xa0, 0x2c),
     RGBColor(0xff, 0x7f, 0x0e),
@@ -455,30 +455,30 @@ fn truncate(s: &str, max: usize) -> String {
 
 /// Scales sizes designed for an 800-pixel-high chart.
 #[derive(Debug, Clone, Copy)]
-struct Scale(f64);
+pub(crate) struct Scale(f64);
 
 impl Scale {
-    fn of(opts: &PlotOptions) -> Scale {
+    pub(crate) fn of(opts: &PlotOptions) -> Scale {
         Scale((opts.width as f64 / 1200.0).min(opts.height as f64 / 800.0).max(0.4))
     }
-    fn px(self, v: f64) -> i32 {
+    pub(crate) fn px(self, v: f64) -> i32 {
         (v * self.0).round().max(1.0) as i32
     }
-    fn f(self, v: f64) -> f64 {
+    pub(crate) fn f(self, v: f64) -> f64 {
         v * self.0
     }
-    fn u(self, v: f64) -> u32 {
+    pub(crate) fn u(self, v: f64) -> u32 {
         self.px(v) as u32
     }
 }
 
-fn font(s: Scale, size: f64) -> TextStyle<'static> {
+pub(crate) fn font(s: Scale, size: f64) -> TextStyle<'static> {
     ("sans-serif", s.f(size)).into_font().color(&INK)
 }
 
 type DrawResult = Result<(), String>;
 
-fn err<E: std::fmt::Display>(e: E) -> String {
+pub(crate) fn err<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 
@@ -564,7 +564,7 @@ fn same_line(a: &[(f64, f64)], b: &[(f64, f64)]) -> bool {
 }
 
 /// Title font size that fits the title on one line.
-fn title_size(title: &str, width: u32, s: Scale) -> f64 {
+pub(crate) fn title_size(title: &str, width: u32, s: Scale) -> f64 {
     let want = s.f(30.0);
     // DejaVu Sans averages about 0.55 em per character.
     let fits = width as f64 * 0.95 / (title.chars().count().max(1) as f64 * 0.55);
@@ -953,7 +953,7 @@ impl Chart {
     }
 }
 
-fn check_size(opts: &PlotOptions) -> Result<(), ReportError> {
+pub(crate) fn check_size(opts: &PlotOptions) -> Result<(), ReportError> {
     if opts.width < 200 || opts.height < 150 {
         return Err(ReportError::PlotSize { width: opts.width, height: opts.height });
     }

@@ -441,29 +441,42 @@ pub fn measured_sweep_table(s: &Sweep) -> String {
     if let Some(r) = s.points.iter().find_map(|p| p.report.as_ref()) {
         out += &format!("measured ramp of {}\n\n", measured_workload(r).0);
     }
-    out += &format!("{:>6}  {:>10}  {:>10}  {:>10}  per target MB/s\n", "active", "MB/s", "IOPS", "p99 (us)");
+    // The swept values as the first column: `4k` under `bs`, or `bs=4k iodepth=8` in a grid.
+    let label = |p: &iopath_model::report::SweepPoint| match (&p.param2, &p.value2) {
+        (Some(q), Some(v)) => format!("{}={} {q}={}", p.param, value_label(&p.value), value_label(v)),
+        _ => value_label(&p.value),
+    };
+    let head = s.points.first().map(|p| if p.param2.is_some() { "point".to_string() } else { p.param.clone() });
+    let w = s.points.iter().map(|p| label(p).len()).chain(head.as_ref().map(|h| h.len())).max().unwrap_or(6).max(6);
+    out += &format!(
+        "{:>w$}  {:>10}  {:>10}  {:>10}  per target MB/s\n",
+        head.unwrap_or_else(|| "active".into()),
+        "MB/s",
+        "IOPS",
+        "p99 (us)"
+    );
     for p in &s.points {
         match (&p.report, &p.error) {
             (Some(r), _) => {
                 let per: Vec<String> =
                     r.drives.iter().map(|d| format!("{}={:.1}", d.id, d.read_mb_s + d.write_mb_s)).collect();
                 out += &format!(
-                    "{:>6}  {:>10.1}  {:>10.0}  {:>10.1}  {}\n",
-                    p.value.to_string(),
+                    "{:>w$}  {:>10.1}  {:>10.0}  {:>10.1}  {}\n",
+                    label(p),
                     r.total.mb_s,
                     r.total.iops,
                     r.total.lat_us.p99,
                     per.join(" ")
                 );
             }
-            (None, e) => out += &format!("{:>6}  failed: {}\n", p.value.to_string(), e.clone().unwrap_or_default()),
+            (None, e) => out += &format!("{:>w$}  failed: {}\n", label(p), e.clone().unwrap_or_default()),
         }
     }
     let warns: Vec<String> = s
         .points
         .iter()
         .filter_map(|p| p.report.as_ref().map(|r| (p, r)))
-        .flat_map(|(p, r)| r.warnings.iter().map(move |w| format!("active={}: {w}", p.value)))
+        .flat_map(|(p, r)| r.warnings.iter().map(move |w| format!("{}={}: {w}", p.param, value_label(&p.value))))
         .collect();
     if !warns.is_empty() {
         out += "\nwarnings:\n";

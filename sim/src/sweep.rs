@@ -100,7 +100,8 @@ pub fn apply_workload(spec: &mut WorkloadSpec, param: &str, v: &str) -> Result<(
     Ok(())
 }
 
-fn json_value(v: &str) -> serde_json::Value {
+/// A swept value as a sweep point records it: a number, a boolean, or the text as written.
+pub fn json_value(v: &str) -> serde_json::Value {
     if let Ok(i) = v.parse::<i64>() {
         return serde_json::Value::from(i);
     }

@@ -149,6 +149,10 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
         .map(|s| s.parse::<FreeSpec>().map_err(|m| CliError::usage(anyhow::anyhow!("--free {m}"))))
         .collect::<CliResult<Vec<_>>>()?;
     let frees = calibrate::resolve_free(&topo, &specs).map_err(input)?;
+    if let Some(r) = surface_fit(&m.measurements, &frees)? {
+        let names: Vec<String> = m.measurements.iter().map(|f| f.display().to_string()).collect();
+        return finish(&a, &r, &names);
+    }
     // The host's CPU time per I/O is fitted from the runs' measured CPU time, not simulated.
     let (cpu, frees): (Vec<_>, Vec<_>) = frees.into_iter().partition(calibrate::is_cpu_cost);
     let (points, names) = load_points(&m.measurements, &m.map, &topo)?;
@@ -223,17 +227,22 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
     if let Some((f, c)) = &cpu {
         r.params.push(calibrate::cpu_param(f, c));
     }
+    finish(&a, &r, &names)
+}
+
+/// Writes the part file (`--out`) and prints the result.
+fn finish(a: &FitArgs, r: &FitResult, names: &[String]) -> CliResult {
     if let Some(out) = &a.out {
-        let text = calibrate::part_file(&r, &names).map_err(super::CliError::runtime)?;
+        let text = calibrate::part_file(r, names).map_err(super::CliError::runtime)?;
         super::output::write_file("--out", out, text.as_bytes())?;
         if !a.quiet {
             eprintln!("wrote {}", out.display());
         }
     }
     if a.json {
-        print_json(&r)?;
+        print_json(r)?;
     } else {
-        print_text(&table(&r))?;
+        print_text(&table(r))?;
     }
     if !a.quiet && !a.json {
         for w in &r.warnings {
@@ -244,6 +253,55 @@ pub fn run(a: FitArgs, cat: &Catalog) -> CliResult {
         }
     }
     Ok(0)
+}
+
+/// The fit of an HDD's `outer_mb_s` and `inner_mb_s` to surface scans (`measure --surface`):
+/// direct least squares on the zone curve (`calibrate::zones`), no simulation. `None` when
+/// the measurements are not surface scans.
+fn surface_fit(files: &[PathBuf], frees: &[calibrate::Free]) -> CliResult<Option<FitResult>> {
+    use calibrate::zones;
+    let mut scans = Vec::new();
+    for f in files {
+        scans.push(zones::read_surface(f).map_err(input)?);
+    }
+    if scans.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    if scans.iter().any(Option::is_none) {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "surface scans and other measurements cannot be fitted together: fit the surface scans on their own"
+        )));
+    }
+    let find = |p: &str| frees.iter().find(|f| f.param == p);
+    let (Some(o), Some(i)) = (find("outer_mb_s"), find("inner_mb_s")) else {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "a surface scan fits an HDD's zone rates: give --free DRIVE.outer_mb_s --free DRIVE.inner_mb_s"
+        )));
+    };
+    if frees.len() != 2 || o.node != i.node {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--free: a surface scan fits outer_mb_s and inner_mb_s of one drive, and nothing else"
+        )));
+    }
+    let pts: Vec<(f64, f64)> = scans.iter().flatten().flat_map(zones::surface_points).collect();
+    let z = zones::fit_zones(&pts).map_err(input)?;
+    let mut r = calibrate::direct_result();
+    let source = format!(
+        "iopath fit: {}: least squares of the zone curve sqrt(outer^2 (1 - x) + inner^2 x) over {} surface points, RMS residual {:.2} MB/s",
+        files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "),
+        z.points,
+        z.rms_mb_s
+    );
+    r.params.push(calibrate::FittedParam::of(o, z.outer_mb_s, z.outer_se, Some(source.clone())));
+    r.params.push(calibrate::FittedParam::of(i, z.inner_mb_s, z.inner_se, Some(source)));
+    let before: Vec<f64> = pts.iter().map(|p| iopath_model::surface::zone_rate(o.start, i.start, p.0)).collect();
+    let after: Vec<f64> =
+        pts.iter().map(|p| iopath_model::surface::zone_rate(z.outer_mb_s, z.inner_mb_s, p.0)).collect();
+    let obs: Vec<f64> = pts.iter().map(|p| p.1).collect();
+    r.before = calibrate::ErrorStats::of(&before, &obs);
+    r.after = calibrate::ErrorStats::of(&after, &obs);
+    r.termination = "fitted to the surface scans' zone curve by least squares, no simulation".to_string();
+    Ok(Some(r))
 }
 
 fn table(r: &FitResult) -> String {

@@ -7,10 +7,12 @@
 use super::{CliError, CliResult, WorkloadArgs, print_json, print_text, resolve_workload};
 use anyhow::anyhow;
 use iopath_model::report::{Report, Sweep};
+use iopath_model::units::parse_size;
 use iopath_model::{Catalog, WorkloadSpec};
 use iopath_validate::fio::{JobFileOptions, JobTarget, job_file};
 use iopath_validate::measure::{
-    EngineChoice, MeasureError, MeasureOptions, Progress, TargetSpec, measure, measure_active_ramp, select_targets,
+    EngineChoice, MeasureError, MeasureOptions, Offset, Progress, SweepAt, TargetSpec, measure, measure_sweep_with,
+    select_targets,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,13 +51,27 @@ pub struct MeasureArgs {
     /// or existing file (repeatable)
     #[arg(long, value_name = "PATH")]
     pub destroy_data_on: Vec<PathBuf>,
+    /// Where each target's I/O starts: bytes ("1g", a multiple of the direct-I/O alignment)
+    /// or a share of each target ("50%", aligned up to the block size), as fio's offset
+    #[arg(long, value_name = "OFFSET", allow_hyphen_values = true)]
+    pub offset: Option<String>,
+    /// Scan this drive's surface (its id in the topology, or a --target path): sequential
+    /// reads at --points evenly spaced windows from its start to its end, 1 s each after a
+    /// 0.2 s ramp (set with --runtime, --ramp), 1 MiB blocks at depth 4 unless --bs/--iodepth
+    #[arg(long, value_name = "DRIVE")]
+    pub surface: Option<String>,
+    /// With --surface: the number of positions (2 to 1,000; default 11, every 10%)
+    #[arg(long, value_name = "N", requires = "surface")]
+    pub points: Option<usize>,
     /// Print the report as JSON
     #[arg(long)]
     pub json: bool,
-    /// Also write the result to FILE in the format its extension names (.json, .csv, .md;
-    /// for a ramp also .svg, .png; no extension: JSON), or every format into a directory (an
-    /// existing one, or ending in /); atomically, a device node, FIFO or symbolic link there
-    /// is refused before the run
+    /// Also write the result to FILE in the format its extension names (.json, .csv, .md; for
+    /// a sweep, a list or range in --active, --bs, --iodepth, --numjobs or --rwmixread, also
+    /// .svg, .png; no extension: JSON), or every format into a directory (an existing one, or
+    /// ending in /), as `iopath sweep --out` writes them; atomically, a device node, FIFO or
+    /// symbolic link there is refused before the run. A surface scan takes a directory or a
+    /// .json file
     #[arg(long, value_name = "FILE|DIR")]
     pub out: Option<PathBuf>,
     /// Write a fio job file that runs the same workload, to cross-check with fio (written
@@ -97,33 +113,85 @@ pub struct MeasureArgs {
     pub part: Option<String>,
 }
 
-fn usage(msg: String) -> CliError {
+pub(super) fn usage(msg: String) -> CliError {
     CliError::usage(anyhow!(msg))
 }
 
-fn parse_range(s: &str) -> Option<(usize, usize)> {
-    let (a, b) = s.split_once("..")?;
-    let b = b.trim_start_matches('=');
-    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
-}
-
-/// `--out`'s target: a ramp (`--active A..B`) writes a sweep's formats, one run a report's.
-fn out_target(a: &MeasureArgs) -> CliResult<Option<iopath_reports::export::OutTarget>> {
+/// `--out`'s target: a sweep (a list or range in an axis) writes a sweep's formats, one run a
+/// report's.
+fn out_target(a: &MeasureArgs, sweep: bool) -> CliResult<Option<iopath_reports::export::OutTarget>> {
     use iopath_reports::export::{Bare, OutFormat, REPORT_FORMATS, REPORT_SET, SWEEP_FORMATS, SWEEP_SET};
     let Some(p) = &a.out else { return Ok(None) };
-    let ramp = a.workload.active.as_deref().is_some_and(|s| s.contains(".."));
-    let (formats, names) = if ramp { (SWEEP_FORMATS, SWEEP_SET) } else { (REPORT_FORMATS, REPORT_SET) };
+    let (formats, names) = if sweep { (SWEEP_FORMATS, SWEEP_SET) } else { (REPORT_FORMATS, REPORT_SET) };
     super::output::target("--out", p, formats, Bare::File(OutFormat::Json), names).map(Some)
+}
+
+/// The points of a measured sweep from the workload options' lists and ranges, parsed by
+/// `sweep`'s own parser (`super::sweep::axes_of`), in its order (the first axis outermost);
+/// each point's workload is resolved and its targets selected before any point runs, so a
+/// bad value is a usage error naming the options that make up the point. Empty when no
+/// option is a list or range (one measurement).
+fn sweep_points(
+    wargs: &mut WorkloadArgs,
+    topo: Option<&iopath_model::Topology>,
+    pool: &[TargetSpec],
+    base: Option<WorkloadSpec>,
+) -> CliResult<(WorkloadSpec, Vec<SweepAt>)> {
+    let multi = [&wargs.active, &wargs.bs, &wargs.iodepth, &wargs.numjobs, &wargs.rwmixread]
+        .iter()
+        .any(|v| v.as_deref().is_some_and(super::sweep::is_multi));
+    // The targets' count is checked per point by the same binding as a single run, which
+    // names the point's own --active.
+    let axes = if multi { super::sweep::axes_of(wargs, &[], usize::MAX)? } else { Vec::new() };
+    let mut spec = match topo {
+        Some(t) => wargs.spec(t)?,
+        None => ad_hoc_spec(wargs)?,
+    };
+    if let Some(b) = base {
+        spec = b.merged(&spec);
+    }
+    let mut points = Vec::new();
+    for at in iopath_sim::points::points(&axes).into_iter().filter(|at| !at.is_empty()) {
+        let named = at.iter().map(|v| format!("--{} {}", v.param, v.value)).collect::<Vec<_>>().join(" ");
+        let mut ps = spec.clone();
+        for v in &at {
+            iopath_sim::sweep::apply_workload(&mut ps, &v.param, &v.value)
+                .map_err(|e| usage(format!("{named}: {e}")))?;
+        }
+        let workload = resolve_workload(&ps).map_err(|e| usage(format!("{named}: {}", e.err)))?;
+        select_targets(&workload, pool).map_err(|e| match &e {
+            MeasureError::Bind(b) => super::bind_error(&ps, b),
+            _ => measure_err(e),
+        })?;
+        let at = at.iter().map(|v| (v.param.clone(), iopath_sim::sweep::json_value(&v.value))).collect();
+        points.push(SweepAt { at, workload });
+    }
+    Ok((spec, points))
+}
+
+/// `--offset`: bytes, or a share of each target with `%`.
+fn parse_offset(s: Option<&str>) -> CliResult<Offset> {
+    let Some(s) = s.map(str::trim) else { return Ok(Offset::Start) };
+    if let Some(p) = s.strip_suffix('%') {
+        return match p.trim().parse::<f64>() {
+            Ok(f) if (0.0..=100.0).contains(&f) => Ok(Offset::Fraction(f / 100.0)),
+            _ => Err(usage(format!("--offset {s:?}: expected a share from 0% to 100%, or a size such as 1g"))),
+        };
+    }
+    if s == "0" {
+        return Ok(Offset::Start);
+    }
+    parse_size(s)
+        .map(|b| Offset::Bytes(b.get()))
+        .map_err(|e| usage(format!("--offset {s:?}: {e}; expected a size such as 1g or a share such as 50%")))
 }
 
 pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
     if a.cpu {
         return super::cpu_bench::run(a, catalog);
     }
-    // Output paths first: a refused one stops the run before any target is opened or created.
-    let out = out_target(&a)?;
-    if let Some(p) = &a.write_fio_job {
-        super::output::check_file("--write-fio-job", p)?;
+    if a.surface.is_some() {
+        return super::measure_surface::run(a, catalog);
     }
     let job = a.fio_job.as_deref().map(super::fio_job::load).transpose()?;
     if job.is_some() && !a.targets.is_empty() {
@@ -133,26 +201,27 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         return Err(usage(format!("--workload {w} and --fio-job: give one workload")));
     }
     let (topo, pool, name) = target_pool(&a, job.as_ref(), catalog)?;
-
-    // Workload; `--active A..B` is the ramp of the published tests.
+    // The job file is the base; options on the command line win, as over a named workload.
+    let job_base = match &job {
+        Some(j) => Some(super::fio_job::job_spec(j, topo.as_ref(), &a.map)?),
+        None => None,
+    };
     let mut wargs = a.workload.clone();
-    let ramp_range = match &wargs.active {
-        Some(s) if s.contains("..") => {
-            let r = parse_range(s).ok_or_else(|| usage(format!("--active {s:?}: expected N or a range like 1..4")))?;
-            wargs.active = Some(r.1.to_string());
-            Some(r)
+    let (spec, points) = sweep_points(&mut wargs, topo.as_ref(), &pool, job_base)?;
+    // Output paths first: a refused one stops the run before any target is opened or created.
+    let out = out_target(&a, !points.is_empty())?;
+    if let Some(p) = &a.write_fio_job {
+        super::output::check_file("--write-fio-job", p)?;
+        if points.first().is_some_and(|p| p.at.len() > 1 || p.at[0].0 != "active") {
+            return Err(usage(
+                "--write-fio-job writes one job; give single values for --bs, --iodepth, --numjobs and --rwmixread (an --active range is written as its last point)".to_string(),
+            ));
         }
-        _ => None,
-    };
-    let mut spec = match &topo {
-        Some(t) => wargs.spec(t)?,
-        None => ad_hoc_spec(&wargs)?,
-    };
-    if let Some(j) = &job {
-        // The job file is the base; options on the command line win, as over a named workload.
-        spec = super::fio_job::job_spec(j, topo.as_ref(), &a.map)?.merged(&spec);
     }
-    let workload = resolve_workload(&spec)?;
+    let workload = match points.last() {
+        Some(p) => p.workload.clone(),
+        None => resolve_workload(&spec)?,
+    };
     // A file measure creates has fio's size (default 256m); a share (`10%`) is a region.
     let size = workload.size.map_or(256 << 20, |b| b.get());
     let runtime = Duration::from_nanos(workload.runtime.map(|d| d.nanos()).unwrap_or(5_000_000_000));
@@ -163,12 +232,7 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         MeasureError::Bind(b) => super::bind_error(&spec, b),
         _ => measure_err(e),
     })?;
-    if let Some(t) = selected.iter().find(|t| t.path.as_os_str().is_empty()) {
-        return Err(usage(format!(
-            "drive {:?} has no dev; add dev = \"/dev/sdX\" (or a file path) to its [[drive]] table, or pick other drives with --drives",
-            t.id
-        )));
-    }
+    check_devs(&selected)?;
 
     // Written only after the run: the write gate runs inside it, and a refused run must not
     // leave a job file that would do what iopath refused to.
@@ -189,23 +253,16 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         engine: engine_choice(job.as_ref(), a.engine),
         runtime,
         ramp,
+        offset: parse_offset(a.offset.as_deref())?,
         stop: stop.clone(),
     };
 
-    // Position and length in milliseconds of the run (every point of a ramp: the total).
-    let bar = super::progress::bar(a.quiet, 1, super::progress::Unit::Seconds);
-    let progress = |p: &Progress| {
-        if let Some(b) = &bar {
-            b.set_length(p.total.as_millis().max(1) as u64);
-            b.set_position(p.elapsed.as_millis() as u64);
-            let pt = p.point.map(|(i, n)| format!("point {i}/{n} ")).unwrap_or_default();
-            b.set_message(format!("{pt}{} {:.1} MB/s", if p.in_ramp { "ramp" } else { "measuring" }, p.mb_s));
-        }
-    };
-
-    let outcome = match ramp_range {
-        Some((from, to)) => measure_active_ramp(&opts, from, to, &progress).map(Outcome::Sweep),
-        None => measure(&opts, &progress).map(Outcome::Report),
+    let bar = progress_bar(a.quiet);
+    let progress = |p: &Progress| show(&bar, p);
+    let outcome = if points.is_empty() {
+        measure(&opts, &progress).map(Outcome::Report)
+    } else {
+        measure_sweep_with(&opts, None, &points, &progress).map(Outcome::Sweep)
     };
     if let Some(b) = &bar {
         b.finish_and_clear();
@@ -222,24 +279,60 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
         let o = JobFileOptions { engine: engine.as_deref().unwrap_or("io_uring"), name: a.workload.name.as_deref() };
         super::output::write_file("--write-fio-job", f, job_file(&opts.workload, jt, runtime, ramp, &o).as_bytes())?;
     }
-    let (partial, failed) = match &outcome {
+    write_outputs(&a, out.as_ref(), &outcome)
+}
+
+/// Every target a run selected has a file or device to run on.
+fn check_devs(selected: &[TargetSpec]) -> CliResult<()> {
+    match selected.iter().find(|t| t.path.as_os_str().is_empty()) {
+        Some(t) => Err(usage(format!(
+            "drive {:?} has no dev; add dev = \"/dev/sdX\" (or a file path) to its [[drive]] table, or pick other drives with --drives",
+            t.id
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The one progress style (`super::progress`), in milliseconds of the run (every point of a
+/// sweep: the total).
+pub(super) fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
+    super::progress::bar(quiet, 1, super::progress::Unit::Seconds)
+}
+
+pub(super) fn show(bar: &Option<indicatif::ProgressBar>, p: &Progress) {
+    if let Some(b) = bar {
+        b.set_length(p.total.as_millis().max(1) as u64);
+        b.set_position(p.elapsed.as_millis() as u64);
+        let pt = p.point.map(|(i, n)| format!("point {i}/{n} ")).unwrap_or_default();
+        b.set_message(format!("{pt}{} {:.1} MB/s", if p.in_ramp { "ramp" } else { "measuring" }, p.mb_s));
+    }
+}
+
+/// The run's outputs: `--out` (a file, or a sweep's directory), then stdout; the exit code.
+fn write_outputs(a: &MeasureArgs, out: Option<&iopath_reports::export::OutTarget>, outcome: &Outcome) -> CliResult {
+    let (partial, failed) = match outcome {
         Outcome::Report(r) => (r.partial, false),
         Outcome::Sweep(s) => (s.partial, s.points.iter().any(|p| p.error.is_some())),
     };
-    if let Some(out) = &out {
-        let written = match &outcome {
+    if let Some(out) = out {
+        let written = match outcome {
             Outcome::Report(r) => iopath_reports::export::write_report_to(out, r),
             Outcome::Sweep(s) => iopath_reports::export::write_sweep_to(out, s, &[], &Default::default()),
-        };
-        written.map_err(|e| super::output::error("--out", e))?;
+        }
+        .map_err(|e| super::output::error("--out", e))?;
+        if !a.quiet && written.len() > 1 {
+            for p in written {
+                eprintln!("wrote {}", p.display());
+            }
+        }
     }
     if a.json {
-        match &outcome {
+        match outcome {
             Outcome::Report(r) => print_json(r)?,
             Outcome::Sweep(s) => print_json(s)?,
         }
     } else {
-        print_text(&match &outcome {
+        print_text(&match outcome {
             Outcome::Report(r) => iopath_reports::tables::measured_table(r),
             Outcome::Sweep(s) => iopath_reports::tables::measured_sweep_table(s),
         })?;
@@ -256,7 +349,7 @@ pub fn run(a: MeasureArgs, catalog: &Catalog) -> CliResult {
 /// The workload options of ad hoc targets (no topology, so no named workloads).
 /// The targets a run may use: a topology's drives (a relative dev names a file next to the
 /// topology) or the ad hoc `--target` paths, each named once; with the topology and its name.
-fn target_pool(
+pub(super) fn target_pool(
     a: &MeasureArgs,
     job: Option<&iopath_validate::fio::jobfile::JobFileRun>,
     catalog: &Catalog,
@@ -322,7 +415,7 @@ fn target_pool(
 
 /// The engine to run: a job file's `ioengine` (async engines as io_uring, synchronous ones
 /// as threads), else `--engine`.
-fn engine_choice(job: Option<&iopath_validate::fio::jobfile::JobFileRun>, engine: Engine) -> EngineChoice {
+pub(super) fn engine_choice(job: Option<&iopath_validate::fio::jobfile::JobFileRun>, engine: Engine) -> EngineChoice {
     use iopath_validate::fio::jobfile::JobEngine;
     match (job.map(|j| j.engine), engine) {
         (Some(JobEngine::Async), _) => EngineChoice::IoUring,
@@ -334,7 +427,7 @@ fn engine_choice(job: Option<&iopath_validate::fio::jobfile::JobFileRun>, engine
 }
 
 /// Ctrl-C sets the binary's interrupt flag; this passes it on to the run's stop flag.
-fn interrupt_watch() -> Arc<AtomicBool> {
+pub(super) fn interrupt_watch() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = super::interrupt_flag();
     {
@@ -352,7 +445,7 @@ fn interrupt_watch() -> Arc<AtomicBool> {
     stop
 }
 
-fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
+pub(super) fn ad_hoc_spec(w: &WorkloadArgs) -> CliResult<WorkloadSpec> {
     if w.pool.is_some() {
         return Err(usage("--pool names a [[pool]] of a topology: give the topology file".to_string()));
     }
@@ -408,7 +501,7 @@ enum Outcome {
 /// The one table from measure's typed errors to the command line's words: the library
 /// names the value at fault (the active range, the block size, the region), the CLI the
 /// option that gave it. Exit codes stay those of [`super::exit`].
-fn measure_err(e: MeasureError) -> CliError {
+pub(super) fn measure_err(e: MeasureError) -> CliError {
     let message = match &e {
         MeasureError::ActiveRange { from, to } => format!("--active {from}..{to}: expected a range like 1..4"),
         MeasureError::ActiveBeyondTargets { from, to, targets } => {
@@ -428,6 +521,20 @@ fn measure_err(e: MeasureError) -> CliError {
         ),
         MeasureError::Refused(r) => r.message(&super::spell::permission),
         MeasureError::Engine(x) => x.message(&super::spell::knob),
+        MeasureError::OffsetMisaligned { path, offset, align } => format!(
+            "{}: --offset {offset} is not a multiple of its direct-I/O alignment of {align} bytes; give a multiple, or a share such as 50%",
+            path.display()
+        ),
+        MeasureError::OffsetPastEnd { path, offset, size, bs } => format!(
+            "{}: --offset {offset} leaves no block of {bs} bytes before its end ({size} bytes); give a smaller --offset",
+            path.display()
+        ),
+        MeasureError::SurfacePoints { points, min, max } => {
+            format!("--points {points}: a surface scan of this drive takes {min} to {max} points")
+        }
+        MeasureError::SurfaceWorkload { what } => {
+            format!("--surface reads one drive sequentially ({what}); drop --rw, or give --rw read")
+        }
         _ => return CliError::from_lib(None, e),
     };
     CliError::reworded(&e, message)

@@ -13,6 +13,7 @@ pub mod exit;
 pub mod fio_job;
 pub mod fit;
 pub mod measure;
+pub mod measure_surface;
 pub mod output;
 pub mod plan;
 pub mod progress;

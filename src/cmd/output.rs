@@ -39,6 +39,11 @@ pub fn check_file(flag: &str, path: &Path) -> CliResult<()> {
     output::check_output_file(path).map_err(|e| error(flag, e))
 }
 
+/// Checks a directory of outputs (`names`) before the work that produces it.
+pub fn check_dir(flag: &str, dir: &Path, names: &[&str]) -> CliResult<()> {
+    output::check_output_dir(dir, names).map_err(|e| error(flag, e))
+}
+
 /// Writes one output file atomically.
 pub fn write_file(flag: &str, path: &Path, bytes: &[u8]) -> CliResult<()> {
     // With the Ctrl-C handler installed, an interrupt only sets a flag: the write finishes

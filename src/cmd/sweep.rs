@@ -48,7 +48,8 @@ pub struct SweepArgs {
     pub quiet: bool,
 }
 
-fn is_multi(v: &str) -> bool {
+/// Whether a workload option's value is a list or range to sweep (`4k,128k`, `1..6`).
+pub fn is_multi(v: &str) -> bool {
     v.contains(',') || v.contains("..")
 }
 

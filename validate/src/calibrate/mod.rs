@@ -18,6 +18,7 @@
 pub mod fit;
 pub mod host_cost;
 pub mod measurements;
+pub mod zones;
 
 pub use fit::{
     ErrorStats, FitOptions, FitProgress, FitResult, FittedParam, Free, FreeSpec, PointResult, fit, part_file,

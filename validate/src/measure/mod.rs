@@ -11,6 +11,7 @@
 mod plan;
 mod run;
 mod summary;
+pub mod surface;
 
 use crate::engine::{EngineError, Runner};
 use crate::safety::Refusal;
@@ -42,6 +43,29 @@ pub enum EngineChoice {
     Threads,
 }
 
+/// Where each target's region starts (fio's `offset`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Offset {
+    /// At this byte, a multiple of the targets' direct-I/O alignment.
+    Bytes(u64),
+    /// At this share of each target's size, in [0, 1], aligned up to the block size.
+    Fraction(f64),
+    /// At the start.
+    #[default]
+    Start,
+}
+
+impl Offset {
+    /// The first byte of a region in a target of `size` bytes with blocks of `bs` bytes.
+    pub fn start(self, size: u64, bs: u64) -> u64 {
+        match self {
+            Offset::Bytes(b) => b,
+            Offset::Fraction(f) => ((size as f64 * f.clamp(0.0, 1.0)) as u64).div_ceil(bs.max(1)) * bs.max(1),
+            Offset::Start => 0,
+        }
+    }
+}
+
 /// Everything a measurement needs, as plain values (no clap here).
 #[derive(Debug, Clone)]
 pub struct MeasureOptions {
@@ -57,6 +81,8 @@ pub struct MeasureOptions {
     pub engine: EngineChoice,
     pub runtime: Duration,
     pub ramp: Duration,
+    /// Where each target's region starts.
+    pub offset: Offset,
     /// Set by Ctrl-C: stop now and report what was measured (`partial: true`).
     pub stop: Arc<AtomicBool>,
 }
@@ -103,6 +129,18 @@ pub enum MeasureError {
     /// The region of a target holds no whole block.
     #[error("{}: the region ({region} of {size} bytes) holds no block of {bs} bytes; raise the region or the file size", path.display())]
     RegionTooSmall { path: PathBuf, region: f64, size: u64, bs: u64 },
+    /// The region's start is not a multiple of a target's direct-I/O alignment.
+    #[error("{}: offset {offset} is not a multiple of its direct-I/O alignment of {align} bytes", path.display())]
+    OffsetMisaligned { path: PathBuf, offset: u64, align: u64 },
+    /// The region's start leaves no whole block before the end of the target.
+    #[error("{}: offset {offset} leaves no block of {bs} bytes before the end ({size} bytes)", path.display())]
+    OffsetPastEnd { path: PathBuf, offset: u64, size: u64, bs: u64 },
+    /// A surface scan of fewer than two points, or of more than the target has blocks.
+    #[error("a surface scan takes {min} to {max} points; {points} were asked for")]
+    SurfacePoints { points: usize, min: usize, max: usize },
+    /// A surface scan of other than one target, or of a workload that is not a read.
+    #[error("a surface scan reads one target sequentially; {what}")]
+    SurfaceWorkload { what: String },
 }
 
 /// The smallest block size, in KiB, that suits a direct-I/O alignment (at least 4k).
@@ -123,6 +161,10 @@ impl MeasureError {
                 | MeasureError::NoSuchDevice { .. }
                 | MeasureError::Misaligned { .. }
                 | MeasureError::RegionTooSmall { .. }
+                | MeasureError::OffsetMisaligned { .. }
+                | MeasureError::OffsetPastEnd { .. }
+                | MeasureError::SurfacePoints { .. }
+                | MeasureError::SurfaceWorkload { .. }
         )
     }
 
@@ -167,6 +209,14 @@ fn measure_point(
     Ok(summary::summarise(o, plan, ran, runner.name(), warnings, wall0))
 }
 
+/// One point of a measured sweep: the swept values that make it, as `(parameter, value)`
+/// pairs in axis order (`("bs", "128k")`), and its workload.
+#[derive(Debug, Clone)]
+pub struct SweepAt {
+    pub at: Vec<(String, serde_json::Value)>,
+    pub workload: Workload,
+}
+
 /// The ramp of the published tests: the first drive alone, then the first two at once, ...,
 /// up to `to` at once. Stops early (marked partial) on Ctrl-C; a failed point is recorded
 /// and the ramp goes on.
@@ -192,44 +242,61 @@ pub fn measure_active_ramp_with(
     if to > o.targets.len() {
         return Err(MeasureError::ActiveBeyondTargets { from, to, targets: o.targets.len() });
     }
-    let mut points = Vec::new();
+    let points: Vec<SweepAt> = (from..=to)
+        .map(|active| {
+            let mut workload = o.workload.clone();
+            workload.targets = Targets::Active(active);
+            SweepAt { at: vec![("active".into(), active.into())], workload }
+        })
+        .collect();
+    measure_sweep_with(o, runner, &points, progress)
+}
+
+/// A measured sweep: each point's workload run in turn, in the order given (one point at a
+/// time: points running at once would share the devices). `o.workload` is unused; each
+/// point brings its own. Stops early (marked partial) on Ctrl-C; a point that fails on its
+/// own (an I/O error) is recorded and the sweep goes on, while a refusal or bad input, the
+/// same at every point, ends it at once.
+pub fn measure_sweep_with(
+    o: &MeasureOptions,
+    runner: Option<&dyn Runner>,
+    points: &[SweepAt],
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Sweep, MeasureError> {
+    let mut out = Vec::new();
     let mut partial = false;
-    let n = to - from + 1;
-    for (k, active) in (from..=to).enumerate() {
+    let n = points.len();
+    for (k, p) in points.iter().enumerate() {
         if o.stop.load(Ordering::Relaxed) {
             partial = true;
             break;
         }
         let mut oo = o.clone();
-        oo.workload.targets = Targets::Active(active);
-        match measure_point(&oo, runner, progress, Some((k + 1, n))) {
+        oo.workload = p.workload.clone();
+        let (report, error) = match measure_point(&oo, runner, progress, Some((k + 1, n))) {
             Ok(r) => {
                 partial |= r.partial;
-                points.push(SweepPoint {
-                    param: "active".into(),
-                    value: active.into(),
-                    param2: None,
-                    value2: None,
-                    report: Some(r),
-                    error: None,
-                    bound_mb_s: None,
-                });
+                (Some(r), None)
             }
-            // Refusals and bad input are the same at every point, and a Ctrl-C during a
-            // layout ends the run: stop at once.
             Err(e) if e.stops_a_sweep() => return Err(e),
-            Err(e) => points.push(SweepPoint {
-                param: "active".into(),
-                value: active.into(),
-                param2: None,
-                value2: None,
-                report: None,
-                error: Some(e.to_string()),
-                bound_mb_s: None,
-            }),
-        }
+            Err(e) => (None, Some(e.to_string())),
+        };
+        out.push(SweepPoint {
+            param: p.at.first().map(|a| a.0.clone()).unwrap_or_default(),
+            value: p.at.first().map(|a| a.1.clone()).unwrap_or_default(),
+            param2: p.at.get(1).map(|a| a.0.clone()),
+            value2: p.at.get(1).map(|a| a.1.clone()),
+            report,
+            error,
+            bound_mb_s: None,
+        });
     }
-    Ok(Sweep { schema_version: iopath_model::report::SCHEMA_VERSION, topology: o.topology.clone(), points, partial })
+    Ok(Sweep {
+        schema_version: iopath_model::report::SCHEMA_VERSION,
+        topology: o.topology.clone(),
+        points: out,
+        partial,
+    })
 }
 
 #[cfg(test)]
@@ -281,8 +348,19 @@ mod tests {
             engine: EngineChoice::Threads,
             runtime: Duration::from_millis(10),
             ramp: Duration::ZERO,
+            offset: Offset::Start,
             stop: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    #[test]
+    fn an_offset_starts_at_its_byte_or_its_share_aligned_up() {
+        // 50% of 10 blocks of 4096 = 5 blocks; 33% of 10 blocks = 3.3 -> up to 4 blocks, as
+        // fio aligns a percentage offset up to the block size.
+        assert_eq!(Offset::Fraction(0.5).start(40960, 4096), 20480);
+        assert_eq!(Offset::Fraction(0.33).start(40960, 4096), 16384);
+        assert_eq!(Offset::Bytes(8192).start(40960, 4096), 8192);
+        assert_eq!(Offset::Start.start(40960, 4096), 0);
     }
 
     /// A bad `active` ramp or an empty selection is a typed error carrying the values, found
@@ -310,6 +388,10 @@ mod tests {
             MeasureError::NoSuchDevice { path: "/dev/nope".into() },
             MeasureError::Misaligned { path: "/dev/sdz".into(), bs: 512, align: 4096, from: "statx".into() },
             MeasureError::RegionTooSmall { path: "/tmp/f".into(), region: 0.001, size: 4096, bs: 4096 },
+            MeasureError::OffsetMisaligned { path: "/dev/sdz".into(), offset: 512, align: 4096 },
+            MeasureError::OffsetPastEnd { path: "/tmp/f".into(), offset: 4096, size: 4096, bs: 4096 },
+            MeasureError::SurfacePoints { points: 1, min: 2, max: 1000 },
+            MeasureError::SurfaceWorkload { what: "rw=write".into() },
         ];
         for e in &typed {
             let m = e.to_string();

@@ -1,7 +1,7 @@
 //! What a point runs: its targets, opened through the safety gate, aligned regions and
 //! one job per target and `numjobs`.
 
-use super::{MeasureError, MeasureOptions, TargetSpec};
+use super::{MeasureError, MeasureOptions, Offset, TargetSpec};
 use crate::engine::{JobKind, JobSpec, Side};
 use crate::safety::{self, Refusal, RefusalKind};
 use crate::target::{self, OpenMode, Opened, TargetError};
@@ -25,7 +25,7 @@ pub(super) fn plan(o: &MeasureOptions, warnings: &mut Vec<String>) -> Result<Pla
     let targets = select_targets(w, &o.targets)?;
     let roles = roles(w, &targets);
     let opened = open_all(o, &targets, &roles, warnings)?;
-    let regions = regions(w, &opened)?;
+    let regions = regions(w, o.offset, &opened)?;
     let (jobs, sides) = jobs(w, &targets, &roles, &opened, &regions);
     Ok(Plan { targets, opened, jobs, sides })
 }
@@ -83,7 +83,7 @@ fn is_block(p: &Path) -> bool {
 fn adopt_cleared(p: &Path, cleared: safety::Cleared, warnings: &mut Vec<String>) -> Result<Opened, TargetError> {
     if !cleared.destroyed.is_empty() {
         warnings.push(format!(
-            "{}: overwrote data as --destroy-data-on allowed ({})",
+            "{}: overwrote data, as permitted for this target ({})",
             p.display(),
             cleared.destroyed.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("; ")
         ));
@@ -113,7 +113,8 @@ fn open_all(
                 "writes would go to {}",
                 write_paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             ),
-            fix: "writing destroys the data there; add --allow-write if that is what you want".into(),
+            // The CLI names its option here (src/cmd/measure.rs::measure_err).
+            fix: "writing destroys the data there; allow writes if that is what you want".into(),
         }
         .into());
     }
@@ -177,8 +178,14 @@ fn open_all(
     Ok(out)
 }
 
-/// The region of each target: checks alignment, and that a block fits.
-fn regions(w: &Workload, opened: &[Opened]) -> Result<Vec<u64>, MeasureError> {
+/// The region of each target, as its first byte and its length: checks alignment, and that
+/// a block fits. The region starts at `offset` (fio's `offset`: a percentage is aligned up to
+/// the block size, as fio aligns it to the minimum block size when `offset_align` is unset)
+/// and holds `region` of the target's size, or what is left of it past the offset (fio's
+/// HOWTO.rst, `offset`: "effectively caps the file size at real_size - offset";
+/// `offset_align`: "Defaults to 0 meaning that a percentage offset is aligned to the
+/// minimum block size", aligned upwards).
+fn regions(w: &Workload, offset: Offset, opened: &[Opened]) -> Result<Vec<(u64, u64)>, MeasureError> {
     let bs = w.bs.get();
 
     // Alignment and regions.
@@ -193,13 +200,21 @@ fn regions(w: &Workload, opened: &[Opened]) -> Result<Vec<u64>, MeasureError> {
                 from: t.align.source.to_string(),
             });
         }
+        let start = offset.start(t.size, bs);
+        if !t.buffered && !start.is_multiple_of(a) {
+            return Err(MeasureError::OffsetMisaligned { path: t.path.clone(), offset: start, align: a });
+        }
+        let left = t.size.saturating_sub(start);
         // fio's `size` in bytes bounds the region on a device or an existing file too.
-        let share = (t.size as f64 * w.region) as u64;
+        let share = ((t.size as f64 * w.region) as u64).min(left);
         let len = (w.size.map_or(share, |s| share.min(s.get())) / bs) * bs;
         if len < bs {
+            if start > 0 {
+                return Err(MeasureError::OffsetPastEnd { path: t.path.clone(), offset: start, size: t.size, bs });
+            }
             return Err(MeasureError::RegionTooSmall { path: t.path.clone(), region: w.region, size: t.size, bs });
         }
-        regions.push(len);
+        regions.push((start, len));
     }
     Ok(regions)
 }
@@ -210,7 +225,7 @@ fn jobs(
     targets: &[TargetSpec],
     roles: &[Role],
     opened: &[Opened],
-    regions: &[u64],
+    regions: &[(u64, u64)],
 ) -> (Vec<JobSpec>, Vec<[usize; 2]>) {
     let bs = w.bs.get();
     let mut jobs = Vec::new();
@@ -218,7 +233,7 @@ fn jobs(
     for (i, (t, role)) in opened.iter().zip(roles).enumerate() {
         let side = Side { target: i, fd: t.fd(), path: t.path.clone() };
         let mem_align = (t.align.mem as usize).max(4096);
-        let (kind, region_len, to) = match role {
+        let (kind, (region_start, region_len), to) = match role {
             Role::Mix { read_pct } => (JobKind::Mix { read_pct: *read_pct }, regions[i], i),
             Role::CopyDest => continue,
             Role::CopySource => {
@@ -232,8 +247,8 @@ fn jobs(
                             },
                             bs,
                             iodepth: w.iodepth,
-                            region_start: 0,
-                            region_len: regions[i].min(regions[j]),
+                            region_start: regions[i].0.min(regions[j].0),
+                            region_len: regions[i].1.min(regions[j].1),
                             random: false,
                             seed: job_seed(w.seed, i, k),
                             mem_align: mem_align.max(opened[j].align.mem as usize),
@@ -250,7 +265,7 @@ fn jobs(
                 kind: kind.clone(),
                 bs,
                 iodepth: w.iodepth,
-                region_start: 0,
+                region_start,
                 region_len,
                 random: w.rw.is_random(),
                 seed: job_seed(w.seed, i, k),

@@ -70,7 +70,7 @@ pub(super) fn summarise(
             && cv > 0.05
         {
             warnings.push(format!(
-                "{}: throughput varied by {:.1}% from second to second (coefficient of variation of {} one-second samples); look for other load, caching or thermal throttling, and measure longer (--runtime 30s)",
+                "{}: throughput varied by {:.1}% from second to second (coefficient of variation of {} one-second samples); look for other load, caching or thermal throttling, and measure longer (a runtime of 30 s)",
                 targets[k].id,
                 cv * 100.0,
                 s.len()
