@@ -2,13 +2,12 @@
 //! `[workload.*]` table (`check`), the flags of `simulate`, and `measure` on files (no root
 //! needed) accept the same copies and refuse the same ones with the same message.
 
+mod common;
+use common::command as iopath;
+
 use iopath_test_support as rig;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn iopath() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
-}
+use std::process::Output;
 
 const TOPOLOGY: &str = "[host]\npart = \"amd-am5\"\n[[node]]\nid = \"hba\"\npart = \"asm1166\"\nparent = \"host\"\n";
 

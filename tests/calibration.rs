@@ -9,16 +9,15 @@
 //! - fio ingest: fio's own numbers come through, and `iopath compare` accepts its output;
 //! - bad input: a bad `--free` exits 2 with a clear message.
 
+mod common;
+use common::command as iopath;
+
 use iopath_model::{Catalog, Topology, WorkloadSpec};
 use iopath_test_support::{self as rig, Rig};
 use iopath_validate::calibrate::{self, LoadOptions};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn iopath() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
-}
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -19,17 +19,12 @@
 //! Runs are short (`--runtime 0.2s`, a few drives of the big topologies) so the whole file
 //! stays fast in the test profile.
 
-use assert_cmd::Command;
+mod common;
+use common::assert_command as iopath;
+
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// The built binary, run from the package root so relative config paths work.
-fn iopath() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iopath"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
 
 /// A path relative to the package root.
 fn root(p: &str) -> PathBuf {

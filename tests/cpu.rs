@@ -2,13 +2,12 @@
 //! (`openssl speed` on the system's libcrypto, which `measure --cpu` calls for AES-256-GCM
 //! and SHA-256), and the part file it writes loaded with `--parts`.
 
+mod common;
+use common::command as iopath;
+
 use iopath_test_support as rig;
 use std::path::Path;
 use std::process::Command;
-
-fn iopath() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
-}
 
 /// Runs `cmd` on CPU 0 where `taskset` exists (both tools on the same core, so neither sees
 /// a faster or slower core than the other), else as it is.

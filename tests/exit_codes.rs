@@ -2,15 +2,10 @@
 //! found before any sweep point runs; 1 for run-time failures; 130 for an interrupt; and a
 //! closed stdout ends every printing command quietly with 0.
 
-use std::process::{Command, Output, Stdio};
+mod common;
+use common::iopath;
 
-fn iopath(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("run iopath")
-}
+use std::process::{Command, Output, Stdio};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()

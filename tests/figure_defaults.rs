@@ -2,10 +2,12 @@
 //! which: `iopath catalog PART` lists them apart, `iopath check` names them per node (text
 //! only; `check --json` is unchanged).
 
+mod common;
+
 use assert_cmd::Command;
 
 fn iopath() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iopath"));
+    let mut c = common::assert_command();
     c.env("NO_COLOR", "1");
     c
 }

@@ -16,16 +16,13 @@
 //! Speed is never asserted; the deadlines below only catch a run that ignores the signal
 //! (before the fix, `--replications 100000` ignored two SIGINTs for over 10 minutes).
 
+mod common;
+use common::command as iopath;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn iopath() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iopath"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
 
 fn root(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)

@@ -1,15 +1,8 @@
 //! The network through the command line: `check` prints each client's chain and bound, and
 //! bad client tables or a `--client` that names nothing exit 2 with the position or option.
 
-use std::process::{Command, Output};
-
-fn iopath(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("run iopath")
-}
+mod common;
+use common::iopath;
 
 const CONFIG: &str = "tests/data/net-client.toml";
 

@@ -13,10 +13,12 @@
 //! sequence (zfs-fuse runs one daemon per machine; sequential rigs also keep the members'
 //! caps the only load on the backing disk).
 
+mod common;
+use common::command as iopath;
+
 use iopath_test_support::pools::{self, BtrfsProfile, PoolRig, ZfsVdev};
 use iopath_test_support::skip;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 const MIB: u64 = 1 << 20;
@@ -58,10 +60,6 @@ fn band(
     unit: &'static str,
 ) -> Point {
     Point { layout: layout.into(), what, measured, reference, lo, hi, unit }
-}
-
-fn iopath() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
 }
 
 /// `iopath measure --target FILE --json ARGS`: the report's total MB/s.

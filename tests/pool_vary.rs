@@ -2,12 +2,10 @@
 //! expected rates are derived in comments from the drives' datasheet figures and each
 //! layout's arithmetic, never from the model's own output.
 
-use iopath_model::report::Sweep;
-use std::process::Command;
+mod common;
+use common::command as iopath;
 
-fn iopath() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
-}
+use iopath_model::report::Sweep;
 
 fn within(what: &str, got: f64, want: f64, tol: f64) {
     assert!((got - want).abs() <= tol * want, "{what}: got {got:.2}, expected {want:.2} within {:.0}%", tol * 100.0);

@@ -6,9 +6,11 @@
 //! Simulated runs are short (0.3-1 s); HDD writers get a ramp longer than their write cache
 //! takes to fill, so the window sees the media rate.
 
+mod common;
+use common::command as iopath;
+
 use iopath_model::report::Report;
 use iopath_model::{Catalog, Topology, WorkloadSpec};
-use std::process::Command;
 
 fn topology(text: &str) -> Topology {
     Topology::parse("pools.toml", text, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"))
@@ -296,10 +298,6 @@ fn scrub_time_follows_the_zoned_surface_and_the_fill() {
     assert_eq!((m.task.as_str(), m.logical_bytes), ("rebuild", member));
     within("md mirror rebuild of an 18 TB member, hours", m.hours, full, 0.03);
     assert!(m.bottleneck.id.ends_with(".media"), "{}", m.bottleneck.id);
-}
-
-fn iopath() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
 }
 
 /// The command line: `simulate --pool` prints the pool section and the logical total;

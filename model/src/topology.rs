@@ -124,6 +124,11 @@ pub struct RawPool {
     /// "512k" as mdadm's. btrfs's stripe element is fixed at 64 KiB.
     #[schemars(with = "Option<String>")]
     pub chunk: Option<Spanned<String>>,
+    /// md raid5/raid6: the stripe cache, in stripe heads of one page per member, 17..32768
+    /// (md(4)'s `stripe_cache_size` sysfs knob; default 256, raid5.h `NR_STRIPES`).
+    #[schemars(with = "Option<u32>")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe_cache_size: Option<Spanned<i64>>,
     /// ZFS recordsize, a power of two from 512 to 16m (default "128k").
     #[schemars(with = "Option<String>")]
     pub recordsize: Option<Spanned<String>>,
@@ -558,6 +563,14 @@ pub struct ParamOverride {
     pub value: Value,
 }
 
+impl ParamOverride {
+    /// How a problem of this override is labelled when its caller gave no origin (the CLI
+    /// gives its option, `--set hba.uplink=bogus`): `hba.uplink=bogus`.
+    pub fn label(&self) -> String {
+        format!("{}.{}={}", self.node, self.param, self.value)
+    }
+}
+
 impl std::str::FromStr for ParamOverride {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -677,7 +690,7 @@ impl Topology {
         let mut labels: Vec<String> = self.applied.iter().map(|(_, l)| l.clone()).collect();
         for (i, o) in overrides.iter().enumerate() {
             all.push(o.clone());
-            labels.push(origins.get(i).cloned().unwrap_or_else(|| format!("--set {}.{}={}", o.node, o.param, o.value)));
+            labels.push(origins.get(i).cloned().unwrap_or_else(|| o.label()));
         }
         Topology::from_raw(&self.file, &self.text, raw.clone(), &self.catalog, &all, &labels)
             .map_err(|e| crate::pool::vary::relabel(e, &raw, pools, pool_origins))
@@ -810,8 +823,7 @@ impl Topology {
                 .iter()
                 .enumerate()
                 .map(|(i, o)| {
-                    let label =
-                        origins.get(i).cloned().unwrap_or_else(|| format!("--set {}.{}={}", o.node, o.param, o.value));
+                    let label = origins.get(i).cloned().unwrap_or_else(|| o.label());
                     (o.clone(), label)
                 })
                 .collect(),

@@ -38,6 +38,10 @@ fn options(p: &Pool) -> BTreeMap<&'static str, String> {
     match p.layout.family() {
         Family::Md if p.layout != Layout::Mirror => {
             o.insert("chunk", b(p.chunk));
+            // Shown where the file sets it: md's default (256) is what every md pool has.
+            if p.stripe_cache != iopath_model::pool::MD_DEFAULT_STRIPE_CACHE {
+                o.insert("stripe_cache_size", p.stripe_cache.to_string());
+            }
         }
         Family::Btrfs => {
             o.insert("stripe element", b(p.chunk));

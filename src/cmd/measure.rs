@@ -378,6 +378,8 @@ fn measure_err(e: MeasureError) -> CliError {
             "{}: the region ({region} of {size} bytes) holds no block of {bs} bytes; raise --region or --size",
             path.display()
         ),
+        MeasureError::Refused(r) => r.message(&super::spell::permission),
+        MeasureError::Engine(x) => x.message(&super::spell::knob),
         _ => return CliError::from_lib(None, e),
     };
     CliError::reworded(&e, message)

@@ -19,6 +19,7 @@ pub mod report;
 pub mod report_pool;
 pub mod schema;
 pub mod simulate;
+pub mod spell;
 pub mod sweep;
 
 use clap::{Args, Parser, Subcommand};

@@ -4,14 +4,22 @@
 
 use std::process::{Command, Output};
 
-/// Runs the iopath binary built for these tests, from the repository root (so
-/// `configs/...` paths work), and returns what it printed.
+/// The iopath binary built for these tests, to run from the repository root (so
+/// `configs/...` paths work).
+pub fn command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iopath"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// [`command`] as an `assert_cmd` command (`.assert().success()`).
+pub fn assert_command() -> assert_cmd::Command {
+    assert_cmd::Command::from_std(command())
+}
+
+/// Runs the iopath binary with `args` ([`command`]) and returns what it printed.
 pub fn iopath(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iopath"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("run iopath")
+    command().args(args).output().expect("run iopath")
 }
 
 /// The JSON document a successful run printed; fails the test, showing both streams, if the

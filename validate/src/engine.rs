@@ -24,31 +24,108 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Errors of a run.
+/// Errors of a run. Their hints name what to change in words ([`Knob`]); a front end that
+/// has its own name for a knob (a command-line option) words them with
+/// [`EngineError::message`].
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("{path}: {op} of {len} bytes at offset {offset} failed: {cause}{hint}")]
-    Io { path: PathBuf, op: &'static str, offset: u64, len: u64, cause: io::Error, hint: &'static str },
-    #[error(
-        "{path}: short {op}: {got} of {len} bytes at offset {offset}; the target ends before the region does (lower --region, or check the device size)"
-    )]
-    Short { path: PathBuf, op: &'static str, offset: u64, len: u64, got: u64 },
-    #[error(
-        "io_uring is unavailable ({0}); use --engine threads, or enable io_uring (sysctl kernel.io_uring_disabled=0, or allow io_uring_setup in the container's seccomp profile)"
-    )]
+    Io {
+        path: PathBuf,
+        op: &'static str,
+        offset: u64,
+        len: u64,
+        cause: io::Error,
+        hint: IoHint,
+    },
+    /// The target ended before the region did.
+    Short {
+        path: PathBuf,
+        op: &'static str,
+        offset: u64,
+        len: u64,
+        got: u64,
+    },
+    /// io_uring could not be set up.
     Uring(io::Error),
-    #[error("a worker thread panicked: {0}")]
     Panic(String),
 }
 
-fn hint_for(e: &io::Error) -> &'static str {
-    match e.raw_os_error() {
-        Some(libc::EINVAL) => {
-            "; the offset, length or buffer is not aligned for direct I/O on this target (use a --bs that is a multiple of the logical block size)"
+/// What an engine error suggests changing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Knob {
+    /// The block size (to a multiple of the logical block size).
+    BlockSize,
+    /// The measured region (lower).
+    Region,
+    /// The thread engine instead of io_uring.
+    ThreadEngine,
+}
+
+impl Knob {
+    /// The knob in words, as the message reads without a front end's names.
+    pub fn words(self) -> &'static str {
+        match self {
+            Knob::BlockSize => "a block size",
+            Knob::Region => "the region",
+            Knob::ThreadEngine => "the thread engine",
         }
-        Some(libc::EIO) => "; the device reported a media or transport error (check dmesg)",
-        Some(libc::ENOSPC) => "; the filesystem is full",
-        _ => "",
+    }
+}
+
+/// What a failed I/O's error number says about its cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoHint {
+    None,
+    /// EINVAL on direct I/O: the offset, length or buffer is not aligned.
+    Misaligned,
+    /// EIO: a media or transport error.
+    Media,
+    /// ENOSPC.
+    NoSpace,
+}
+
+fn hint_for(e: &io::Error) -> IoHint {
+    match e.raw_os_error() {
+        Some(libc::EINVAL) => IoHint::Misaligned,
+        Some(libc::EIO) => IoHint::Media,
+        Some(libc::ENOSPC) => IoHint::NoSpace,
+        _ => IoHint::None,
+    }
+}
+
+impl EngineError {
+    /// The message, with each knob named by `name` (a command line passes its options).
+    pub fn message(&self, name: &dyn Fn(Knob) -> String) -> String {
+        match self {
+            EngineError::Io { path, op, offset, len, cause, hint } => {
+                let hint = match hint {
+                    IoHint::None => String::new(),
+                    IoHint::Misaligned => format!(
+                        "; the offset, length or buffer is not aligned for direct I/O on this target (use {} that is a multiple of the logical block size)",
+                        name(Knob::BlockSize)
+                    ),
+                    IoHint::Media => "; the device reported a media or transport error (check dmesg)".into(),
+                    IoHint::NoSpace => "; the filesystem is full".into(),
+                };
+                format!("{}: {op} of {len} bytes at offset {offset} failed: {cause}{hint}", path.display())
+            }
+            EngineError::Short { path, op, offset, len, got } => format!(
+                "{}: short {op}: {got} of {len} bytes at offset {offset}; the target ends before the region does (lower {}, or check the device size)",
+                path.display(),
+                name(Knob::Region)
+            ),
+            EngineError::Uring(e) => format!(
+                "io_uring is unavailable ({e}); use {}, or enable io_uring (sysctl kernel.io_uring_disabled=0, or allow io_uring_setup in the container's seccomp profile)",
+                name(Knob::ThreadEngine)
+            ),
+            EngineError::Panic(m) => format!("a worker thread panicked: {m}"),
+        }
+    }
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message(&|k| k.words().to_string()))
     }
 }
 
@@ -682,6 +759,31 @@ impl Runner for MockRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hint is chosen by the error number, and a knob reads in words unless the caller
+    /// names it (the CLI passes its option names).
+    #[test]
+    fn hints_name_knobs_in_words_or_as_the_caller_names_them() {
+        let io = |errno| EngineError::Io {
+            path: "/dev/x".into(),
+            op: "read",
+            offset: 512,
+            len: 4096,
+            hint: hint_for(&io::Error::from_raw_os_error(errno)),
+            cause: io::Error::from_raw_os_error(errno),
+        };
+        let e = io(libc::EINVAL);
+        assert!(e.to_string().contains("(use a block size that is a multiple of the logical block size)"), "{e}");
+        let named = e.message(&|k| if k == Knob::BlockSize { "a --bs".into() } else { k.words().into() });
+        assert!(named.starts_with("/dev/x: read of 4096 bytes at offset 512 failed: "), "{named}");
+        assert!(named.contains("(use a --bs that is a multiple"), "{named}");
+        assert!(io(libc::EIO).to_string().ends_with("(check dmesg)"));
+        assert!(!io(libc::EPERM).to_string().contains("; "), "no hint for EPERM");
+        let short = EngineError::Short { path: "f".into(), op: "write", offset: 0, len: 8, got: 4 };
+        assert!(short.to_string().contains("(lower the region, or check the device size)"), "{short}");
+        let uring = EngineError::Uring(io::Error::from_raw_os_error(libc::ENOSYS));
+        assert!(uring.message(&|_| "X".into()).contains("; use X, or enable io_uring"), "{uring}");
+    }
 
     fn job(random: bool) -> JobSpec {
         JobSpec {

@@ -1,7 +1,9 @@
 //! The write gate: nothing writes to a block device or an existing file that this module
 //! has not cleared. It fails closed: what it cannot identify counts as data.
 //!
-//! Reading is always allowed. Writing needs `--allow-write`; for a block device it also
+//! Reading is always allowed. Writing needs permission to write (the CLI's `--allow-write`;
+//! this module names each permission a refusal asks for as a [`Permission`], and the CLI
+//! spells it as its option, [`Refusal::message`]); for a block device it also
 //! needs, in this order (every refusal says why, what is on the device, and what to do):
 //!
 //! 1. not mounted, checked in `/proc/self/mountinfo` by device number, including its
@@ -55,13 +57,97 @@ pub enum RefusalKind {
 
 /// A refused write, with what was found and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("refusing to write to {device}: {reason}\n  found: {found}\n  to proceed: {fix}")]
 pub struct Refusal {
     pub device: PathBuf,
     pub kind: RefusalKind,
     pub reason: String,
     pub found: String,
-    pub fix: String,
+    pub fix: Fix,
+}
+
+impl Refusal {
+    /// The refusal in full, each permission named by `name` (the CLI's option names).
+    pub fn message(&self, name: &dyn Fn(&Permission) -> String) -> String {
+        format!(
+            "refusing to write to {}: {}\n  found: {}\n  to proceed: {}",
+            self.device.display(),
+            self.reason,
+            self.found,
+            self.fix.render(name)
+        )
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message(&Permission::words))
+    }
+}
+
+/// A permission a refusal asks for (or asks to drop).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Permission {
+    /// To write at all (the gate's first condition).
+    Write,
+    /// To destroy what is on this device or file; `None`: whatever it names.
+    DestroyDataOn(Option<PathBuf>),
+}
+
+impl Permission {
+    /// The permission in words, as a refusal reads without a front end's names.
+    pub fn words(&self) -> String {
+        match self {
+            Permission::Write => "the permission to write".into(),
+            Permission::DestroyDataOn(Some(p)) => format!("the permission to destroy the data on {}", p.display()),
+            Permission::DestroyDataOn(None) => "the permission to destroy data".into(),
+        }
+    }
+}
+
+/// What to do: words, and the permissions among them, which a front end names its own way.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Fix(pub Vec<FixPart>);
+
+/// A piece of a [`Fix`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FixPart {
+    Text(String),
+    Permission(Permission),
+}
+
+impl Fix {
+    /// Words, then a permission, then more words.
+    pub fn around(before: &str, p: Permission, after: &str) -> Fix {
+        Fix(vec![FixPart::Text(before.into()), FixPart::Permission(p), FixPart::Text(after.into())])
+    }
+    /// The fix with each permission named by `name`.
+    pub fn render(&self, name: &dyn Fn(&Permission) -> String) -> String {
+        self.0
+            .iter()
+            .map(|part| match part {
+                FixPart::Text(t) => t.clone(),
+                FixPart::Permission(p) => name(p),
+            })
+            .collect()
+    }
+}
+
+impl From<String> for Fix {
+    fn from(s: String) -> Fix {
+        Fix(vec![FixPart::Text(s)])
+    }
+}
+
+impl From<&str> for Fix {
+    fn from(s: &str) -> Fix {
+        Fix(vec![FixPart::Text(s.into())])
+    }
+}
+
+impl std::fmt::Display for Fix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.render(&Permission::words))
+    }
 }
 
 /// Which layer of the gate reported a signature.
@@ -609,8 +695,8 @@ pub struct Cleared {
     pub buffered: bool,
 }
 
-fn refusal(path: &Path, kind: RefusalKind, reason: String, found: String, fix: String) -> Refusal {
-    Refusal { device: path.to_path_buf(), kind, reason, found, fix }
+fn refusal(path: &Path, kind: RefusalKind, reason: String, found: String, fix: impl Into<Fix>) -> Refusal {
+    Refusal { device: path.to_path_buf(), kind, reason, found, fix: fix.into() }
 }
 
 fn mounted_refusal(path: &Path, mounted: &[Mount]) -> Refusal {
@@ -626,7 +712,11 @@ fn mounted_refusal(path: &Path, mounted: &[Mount]) -> Refusal {
             m.mount_point,
             if mounted.len() > 1 { format!(" (and {} more mounts)", mounted.len() - 1) } else { String::new() }
         ),
-        format!("unmount it first (umount {}), or measure reads only (drop --allow-write)", m.mount_point),
+        Fix::around(
+            &format!("unmount it first (umount {}), or measure reads only (drop ", m.mount_point),
+            Permission::Write,
+            ")",
+        ),
     )
 }
 
@@ -678,7 +768,7 @@ fn lock(path: &Path, f: &File) -> Result<(), Refusal> {
                     RefusalKind::Locked,
                     format!("it cannot be locked: {e}"),
                     "flock(LOCK_EX) failed".into(),
-                    "check the path and the filesystem".into(),
+                    String::from("check the path and the filesystem"),
                 ));
             }
         }
@@ -695,7 +785,7 @@ fn check_signatures(path: &Path, file: &File, size: u64, named: bool) -> Result<
             RefusalKind::Busy,
             format!("it cannot be read to look for signatures: {e}"),
             "the probe failed".into(),
-            "check permissions".into(),
+            String::from("check permissions"),
         )
     })?;
     let sigs = probe_all(&probe, size);
@@ -711,10 +801,13 @@ fn check_signatures(path: &Path, file: &File, size: u64, named: bool) -> Result<
                 "it holds data".into()
             },
             list.join("; "),
-            format!(
-                "if you mean to destroy everything on it, add --destroy-data-on {}; otherwise pick an empty device or a new file{}",
-                path.display(),
-                if unidentified { " (or install libblkid: Debian's libblkid1, from util-linux)" } else { "" }
+            Fix::around(
+                "if you mean to destroy everything on it, add ",
+                Permission::DestroyDataOn(Some(path.to_path_buf())),
+                &format!(
+                    "; otherwise pick an empty device or a new file{}",
+                    if unidentified { " (or install libblkid: Debian's libblkid1, from util-linux)" } else { "" }
+                ),
             ),
         ));
     }
@@ -879,17 +972,23 @@ pub fn check_destroy_flags(
     allow_write: bool,
 ) -> Result<(), Refusal> {
     for d in destroy_ok {
-        let bad = |reason: String, fix: String| Refusal {
+        let bad = |reason: String, fix: Fix| Refusal {
             device: d.clone(),
             kind: RefusalKind::BadDestroyFlag,
             reason,
-            found: "--destroy-data-on".into(),
+            found: format!("it is named as a device or file whose data may be destroyed ({})", d.display()),
             fix,
         };
+        let named = Permission::DestroyDataOn(None);
         if !allow_write {
             return Err(bad(
-                "--destroy-data-on only matters together with --allow-write".into(),
-                "add --allow-write, or drop --destroy-data-on".into(),
+                "destroying data is allowed only where writing is".into(),
+                Fix(vec![
+                    FixPart::Text("add ".into()),
+                    FixPart::Permission(Permission::Write),
+                    FixPart::Text(", or drop ".into()),
+                    FixPart::Permission(named),
+                ]),
             ));
         }
         let Some(id) = identity(d) else {
@@ -899,13 +998,17 @@ pub fn check_destroy_flags(
                 } else {
                     "it does not exist".into()
                 },
-                "name the block device or file that is written, e.g. --destroy-data-on /dev/sdb".into(),
+                Fix::around(
+                    "name the block device or file that is written, e.g. ",
+                    Permission::DestroyDataOn(Some("/dev/sdb".into())),
+                    "",
+                ),
             ));
         };
         if !write_targets.iter().any(|t| identity(t) == Some(id)) {
             return Err(bad(
                 "it is not one of the devices or files this workload writes".into(),
-                "name exactly the device or file that is written (canonical path or a symlink to it)".into(),
+                Fix::from("name exactly the device or file that is written (canonical path or a symlink to it)"),
             ));
         }
     }
@@ -1032,7 +1135,7 @@ mod tests {
         std::fs::hard_link(&img, &link).unwrap();
         let e = check_file_write(&sys, &link, std::slice::from_ref(&link), false).unwrap_err();
         assert_eq!(e.kind, RefusalKind::Held, "{e}");
-        assert!(e.found.contains("/dev/loop99") && e.fix.contains("losetup -d"), "{e}");
+        assert!(e.found.contains("/dev/loop99") && e.fix.to_string().contains("losetup -d"), "{e}");
         // A file listed in /proc/swaps, by another path to it, likewise.
         let other = d.path().join("c.img");
         std::fs::write(&other, vec![0u8; 64 << 10]).unwrap();
@@ -1084,6 +1187,14 @@ mod tests {
     fn destroy_flag_needs_allow_write_and_a_block_device() {
         let e = check_destroy_flags(&["/dev/null".into()], &[], false).unwrap_err();
         assert_eq!(e.kind, RefusalKind::BadDestroyFlag);
+        // The permissions are typed: in words here, as options where the CLI names them.
+        assert_eq!(e.fix.to_string(), "add the permission to write, or drop the permission to destroy data");
+        let cli = |p: &Permission| match p {
+            Permission::Write => "--allow-write".to_string(),
+            Permission::DestroyDataOn(Some(d)) => format!("--destroy-data-on {}", d.display()),
+            Permission::DestroyDataOn(None) => "--destroy-data-on".to_string(),
+        };
+        assert!(e.message(&cli).ends_with("to proceed: add --allow-write, or drop --destroy-data-on"), "{e}");
         let e = check_destroy_flags(&["/dev/null".into()], &[], true).unwrap_err();
         assert!(e.reason.contains("neither a block device nor a regular file"), "{e}");
         let e = check_destroy_flags(&["/nonexistent/x.img".into()], &[], true).unwrap_err();

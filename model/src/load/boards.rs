@@ -57,7 +57,10 @@ pub(crate) fn expand(sink: &mut Sink, cat: &Catalog, mut raw: RawTopology) -> (R
             known(&name),
             "host.board",
             format!("no board {:?} in the catalog{}", name.get_ref(), crate::board::suggestion(name.get_ref())),
-            Some("`iopath catalog --kind board` lists the boards".into()),
+            Some(format!(
+                "the catalog's boards: {}",
+                crate::board::builtin().iter().map(|b| b.id.as_str()).collect::<Vec<_>>().join(", ")
+            )),
         );
         // Nothing placed on the unknown board is reported again.
         if let Some(h) = raw.host.as_mut()
@@ -167,10 +170,10 @@ fn no_board(sink: &mut Sink, raw: &mut RawTopology) {
         );
     }
     let help = || {
-        Some(
-            "name the board in [host], e.g. board = \"msi-meg-b550-unify\"; `iopath catalog --kind board` lists them"
-                .to_string(),
-        )
+        Some(format!(
+            "name the board in [host], e.g. board = \"msi-meg-b550-unify\" (the catalog has {} boards)",
+            crate::board::builtin().len()
+        ))
     };
     if let Some(b) = raw.host.as_ref().and_then(|h| h.bios.as_ref()) {
         sink.at(known(b), "host.bios", format!("bios = {:?} needs a board", b.get_ref()), help());

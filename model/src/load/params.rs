@@ -12,12 +12,12 @@ use std::ops::Range;
 use toml::Spanned;
 
 /// Overrides from the command line become params of their nodes; their problems are
-/// reported against the option that gave them (`--set hba.uplink=bogus: ...`).
+/// reported against the origin that gave them (the CLI's `--set hba.uplink=bogus: ...`).
 /// `origins[i]` is how override `i` was written.
 pub(crate) fn command_line(sink: &mut Sink, d: &mut Draft, overrides: &[ParamOverride], origins: &[String]) {
     let Draft { nodes, params_of, given_as, .. } = d;
     for (i, o) in overrides.iter().enumerate() {
-        let label = origins.get(i).cloned().unwrap_or_else(|| format!("--set {}.{}={}", o.node, o.param, o.value));
+        let label = origins.get(i).cloned().unwrap_or_else(|| o.label());
         match nodes.iter().position(|n| n.id == o.node) {
             Some(ix) => {
                 // A figure that is a word takes the text as written (`--set hba.uplink=3`
@@ -105,10 +105,11 @@ pub(crate) fn apply(sink: &mut Sink, d: &mut Draft, file: &str) {
                 report(sink, span, key, m, param_type_help(spec));
                 continue;
             }
-            let source = if span.is_some() {
-                format!("{file}: params of {}", nodes[ix].id)
-            } else {
-                "command line (--set)".to_string()
+            // A value from outside the file has the origin its caller gave as its source
+            // (the CLI's `--set hba.mps=256`).
+            let source = match (span.is_some(), cli) {
+                (false, Some(label)) => label.clone(),
+                _ => format!("{file}: params of {}", nodes[ix].id),
             };
             nodes[ix].figures.insert(spec.name.to_string(), Figure { value, source, basis: "measurement".into() });
         }

@@ -6,7 +6,8 @@ use super::Draft;
 use crate::catalog::{did_you_mean, suggest};
 use crate::cpu::Kernel;
 use crate::pool::{
-    Family, Layout, MD_DEFAULT_CHUNK, Pool, Task, WriteMode, ZFS_DEFAULT_ASHIFT, ZFS_DEFAULT_RECORDSIZE,
+    Family, Layout, MD_DEFAULT_CHUNK, MD_DEFAULT_STRIPE_CACHE, MD_STRIPE_CACHE_RANGE, Pool, Task, WriteMode,
+    ZFS_DEFAULT_ASHIFT, ZFS_DEFAULT_RECORDSIZE,
 };
 use crate::topology::{NodeIx, RawPool, RawTopology, Sink, known};
 use crate::units::parse_size;
@@ -206,6 +207,7 @@ fn pool(
         return None;
     }
     let chunk = chunk(sink, rp, key, layout);
+    let stripe_cache = stripe_cache(sink, rp, key, layout);
     let (recordsize, ashift) = zfs_sizes(sink, rp, key, layout);
     let write_mode = write_mode(sink, rp, key, layout);
     let (checksum, compression, encryption) = kernels(sink, rp, key, layout);
@@ -222,6 +224,7 @@ fn pool(
         vdevs,
         sizes,
         chunk,
+        stripe_cache,
         recordsize,
         ashift,
         parity: parity_n,
@@ -422,6 +425,38 @@ fn chunk(sink: &mut Sink, rp: &RawPool, key: &str, layout: Layout) -> u64 {
         }
         None if fam == Family::Btrfs => crate::pool::BTRFS_STRIPE_LEN,
         None => MD_DEFAULT_CHUNK,
+    }
+}
+
+/// md raid5/raid6's stripe cache in stripe heads (md(4) `stripe_cache_size`): 17..32768
+/// as the kernel accepts it, refused on the layouts that have no stripe cache.
+fn stripe_cache(sink: &mut Sink, rp: &RawPool, key: &str, layout: Layout) -> u64 {
+    let Some(v) = &rp.stripe_cache_size else { return MD_DEFAULT_STRIPE_CACHE };
+    if !matches!(layout, Layout::Raid5 | Layout::Raid6) {
+        let field = "stripe_cache_size";
+        not_for(sink, known(v), format!("{key}.{field}"), field, layout, "md raid5/raid6 (md's stripe cache)");
+        return MD_DEFAULT_STRIPE_CACHE;
+    }
+    match u64::try_from(*v.get_ref()) {
+        Ok(n) if MD_STRIPE_CACHE_RANGE.contains(&n) => n,
+        _ => {
+            sink.at(
+                known(v),
+                format!("{key}.stripe_cache_size"),
+                format!(
+                    "stripe_cache_size {} is outside {}..{}",
+                    v.get_ref(),
+                    MD_STRIPE_CACHE_RANGE.start(),
+                    MD_STRIPE_CACHE_RANGE.end()
+                ),
+                Some(format!(
+                    "md's stripe cache holds {}..{} stripe heads (drivers/md/raid5.c refuses other sizes); the default is {MD_DEFAULT_STRIPE_CACHE}",
+                    MD_STRIPE_CACHE_RANGE.start(),
+                    MD_STRIPE_CACHE_RANGE.end()
+                )),
+            );
+            MD_DEFAULT_STRIPE_CACHE
+        }
     }
 }
 

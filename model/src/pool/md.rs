@@ -35,7 +35,7 @@
 //!   offsets (raid5.c `need_this_block`: with a failed device to compute, every other block
 //!   of the stripe is read) and reconstruct with XOR (RAID 5) or the RAID 6 syndrome.
 
-use super::{Fanout, Layout, LogicalIo, MD_STRIPE_CACHE, MemberIo, PAGE, Pool};
+use super::{Fanout, Layout, LogicalIo, MemberIo, PAGE, Pool};
 use crate::cpu::Kernel;
 use crate::topology::NodeIx;
 use std::collections::BTreeSet;
@@ -48,7 +48,7 @@ pub(crate) fn map(pool: &Pool, io: LogicalIo, failed: &[NodeIx]) -> Fanout {
         Layout::Raid10 => Near { members: m, unit: pool.chunk, copies: 2 }.map(io, failed, None),
         _ => {
             let rows = Rows { members: m, unit: pool.chunk, p: pool.layout.parity(), place: md_place };
-            if io.write { rows.md_write(io, failed) } else { rows.read(io, failed) }
+            if io.write { rows.md_write(io, failed, pool.stripe_cache) } else { rows.read(io, failed) }
         }
     }
 }
@@ -246,11 +246,12 @@ impl Rows<'_> {
     /// heads wait on the delayed list until the I/O that reaches the row's end arrives, and
     /// that I/O writes the row's bytes of the stream at once (a full stripe when the stream
     /// covers the whole row); the I/Os before it in the row write nothing themselves.
-    pub(crate) fn write_spans(&self, io: LogicalIo) -> Vec<(u64, u64)> {
+    /// `cache` is the pool's stripe cache in stripe heads (`stripe_cache_size`).
+    pub(crate) fn write_spans(&self, io: LogicalIo, cache: u64) -> Vec<(u64, u64)> {
         let (off, end) = (io.offset, io.offset + io.len);
         let row_bytes = self.d() as u64 * self.unit;
         let heads = self.unit.div_ceil(PAGE);
-        if io.depth == 0 || heads > MD_STRIPE_CACHE {
+        if io.depth == 0 || heads > cache {
             return vec![(off, end)];
         }
         let mut spans = Vec::new();
@@ -278,10 +279,10 @@ impl Rows<'_> {
 
     /// md's write path, one 4 KiB stripe head at a time (see the module notes), over the
     /// spans [`Rows::write_spans`] gives.
-    pub(crate) fn md_write(&self, io: LogicalIo, failed: &[NodeIx]) -> Fanout {
+    pub(crate) fn md_write(&self, io: LogicalIo, failed: &[NodeIx], cache: u64) -> Fanout {
         let mut f = Fanout::default();
         let (mut reads, mut writes) = (Vec::new(), Vec::new());
-        for (off, end) in self.write_spans(io) {
+        for (off, end) in self.write_spans(io, cache) {
             self.write_pages(off, end, failed, &mut f, &mut reads, &mut writes);
         }
         f.push_phase(reads);

@@ -37,9 +37,14 @@ use serde::Serialize;
 pub const PAGE: u64 = 4096;
 /// btrfs's stripe element (`BTRFS_STRIPE_LEN`, fs/btrfs/volumes.h: 64 KiB, fixed).
 pub const BTRFS_STRIPE_LEN: u64 = 64 * 1024;
-/// md's stripe cache: `stripe_cache_size` stripe heads of one page per member
-/// (drivers/md/raid5.h `NR_STRIPES` 256, md(4) "stripe_cache_size ... default is 256").
-pub const MD_STRIPE_CACHE: u64 = 256;
+/// md's default stripe cache: `stripe_cache_size` stripe heads of one page per member
+/// (drivers/md/raid5.h `NR_STRIPES` 256, md(4) "stripe_cache_size ... default is 256";
+/// NeilBrown, "md/raid5: allow the stripe_cache to grow and shrink", kernel commit
+/// edbe83ab4c27: "The default setting of 256 stripe_heads"). A pool's `stripe_cache_size`.
+pub const MD_DEFAULT_STRIPE_CACHE: u64 = 256;
+/// The stripe cache sizes md accepts: drivers/md/raid5.c `raid5_set_cache_size` returns
+/// -EINVAL for `size <= 16 || size > 32768`.
+pub const MD_STRIPE_CACHE_RANGE: std::ops::RangeInclusive<u64> = 17..=32768;
 /// What Linux writeback submits of a file at least in one pass under one block plug
 /// (fs/fs-writeback.c `MIN_WRITEBACK_PAGES`, 4096 KiB of pages, the floor of
 /// `writeback_chunk_size`): a file server writing through the page cache (smbd, nfsd) hands
@@ -263,6 +268,9 @@ pub struct Pool {
     pub sizes: Vec<Vec<u64>>,
     /// md chunk, btrfs stripe element (64 KiB); unused for ZFS and unRAID.
     pub chunk: u64,
+    /// md raid5/raid6 stripe cache, in stripe heads ([`MD_DEFAULT_STRIPE_CACHE`] for the
+    /// other layouts, which have none).
+    pub stripe_cache: u64,
     /// ZFS recordsize (bytes).
     pub recordsize: u64,
     /// ZFS ashift (sector = 2^ashift bytes).

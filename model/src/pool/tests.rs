@@ -10,6 +10,7 @@ pub(crate) fn pool(layout: Layout, n: usize, size: u64) -> Pool {
         vdevs: vec![(1..=n).collect()],
         sizes: vec![vec![size; n]],
         chunk: if layout.family() == Family::Btrfs { BTRFS_STRIPE_LEN } else { MD_DEFAULT_CHUNK },
+        stripe_cache: MD_DEFAULT_STRIPE_CACHE,
         recordsize: ZFS_DEFAULT_RECORDSIZE,
         ashift: ZFS_DEFAULT_ASHIFT,
         parity: if layout == Layout::Unraid { 1 } else { layout.parity() },
@@ -133,6 +134,25 @@ fn rows_beyond_the_window_or_the_stripe_cache_are_not_gathered() {
     // 12 writes per row at depth 16: gathered; the 12th (the row's last 256 KiB) writes it.
     let last = p.map_io(LogicalIo { stream: true, depth: 16, ..LogicalIo::new(true, 11 * 256 * kib, 256 * kib) }, &[]);
     assert_eq!((last.member_bytes(false), last.member_bytes(true)), (0, 8 * 512 * kib));
+}
+
+/// The cache is the pool's `stripe_cache_size`: the 4 MiB chunk above has 1,024 stripe heads
+/// per row, gathered with a cache of 1,024 and not with 1,023. A row of RAID 6 of 8 holds
+/// 6 x 4 MiB, 24 writes of 1 MiB (23 < depth 64): over two rows, no reads and
+/// 2 rows x 8 members x 4 MiB written, 8/6 member bytes per logical byte.
+#[test]
+fn the_stripe_cache_size_decides_which_rows_are_gathered() {
+    let mib = 1u64 << 20;
+    let with = |cache: u64| Pool { chunk: 4 * mib, stripe_cache: cache, ..pool(Layout::Raid6, 8, 1 << 40) };
+    let run = |p: &Pool| {
+        (0..48u64).fold((0, 0), |(r, w), k| {
+            let f = p.map_io(LogicalIo { stream: k > 0, depth: 64, ..LogicalIo::new(true, k * mib, mib) }, &[]);
+            (r + f.member_bytes(false), w + f.member_bytes(true))
+        })
+    };
+    assert_eq!(run(&with(1024)), (0, 2 * 8 * 4 * mib));
+    let (read, written) = run(&with(1023));
+    assert!(read > 0 && written > 2 * 8 * 4 * mib, "{read} {written}");
 }
 
 fn ios(ph: &[MemberIo]) -> Vec<(NodeIx, u64, u64)> {

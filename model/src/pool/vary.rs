@@ -20,6 +20,7 @@ pub const FIELDS: &[&str] = &[
     "layout",
     "vdev_width",
     "chunk",
+    "stripe_cache_size",
     "recordsize",
     "ashift",
     "parity",
@@ -71,6 +72,7 @@ fn takes(layout: Layout, field: &str) -> bool {
     let fam = layout.family();
     match field {
         "chunk" => matches!(layout, Layout::Stripe | Layout::Raid10 | Layout::Raid5 | Layout::Raid6),
+        "stripe_cache_size" => matches!(layout, Layout::Raid5 | Layout::Raid6),
         "recordsize" | "ashift" | "encryption" | "vdev_width" => fam == Family::Zfs,
         "checksum" | "compression" => matches!(fam, Family::Zfs | Family::Btrfs),
         "parity" | "write_mode" => layout == Layout::Unraid,
@@ -143,6 +145,9 @@ fn set(rp: &mut RawPool, o: &PoolOverride) -> Result<(), String> {
             if !keep("chunk") {
                 rp.chunk = None;
             }
+            if !keep("stripe_cache_size") {
+                rp.stripe_cache_size = None;
+            }
             if !keep("recordsize") {
                 rp.recordsize = None;
             }
@@ -173,6 +178,7 @@ fn set(rp: &mut RawPool, o: &PoolOverride) -> Result<(), String> {
             join_vdevs(rp);
         }
         "ashift" => rp.ashift = Some(unplaced(whole("ashift", &v)?)),
+        "stripe_cache_size" => rp.stripe_cache_size = Some(unplaced(whole("stripe_cache_size", &v)?)),
         "parity" => rp.parity = Some(unplaced(whole("parity", &v)?)),
         "chunk" => rp.chunk = Some(unplaced(v)),
         "recordsize" => rp.recordsize = Some(unplaced(v)),

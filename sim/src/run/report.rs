@@ -138,7 +138,7 @@ impl Sim {
         if self.win.end <= self.win.start {
             format!(
                 "interrupted at {:.3} s of simulated time, inside the {:.3} s ramp: nothing was measured, \
-                 so there is no throughput (reported as 0); run longer or shorten --ramp",
+                 so there is no throughput (reported as 0); run longer or shorten the ramp",
                 s(self.win.reached),
                 s(self.win.start)
             )
