@@ -210,14 +210,15 @@ pub fn topology_schema(catalog: &Catalog) -> Value {
     v
 }
 
-/// Doc comments wrap at 100 columns; a hover reflows its text, so a description is one line.
+/// Doc comments wrap at 100 columns; a hover reflows its text, so a description is one line,
+/// and code spans lose their backticks (a hover shows them as written).
 fn unwrap_lines(v: &mut Value) {
     match v {
         Value::Object(o) => {
             for (k, x) in o.iter_mut() {
                 match x {
                     Value::String(s) if k == "description" => {
-                        *s = s.split('\n').map(str::trim).collect::<Vec<_>>().join(" ")
+                        *s = s.split('\n').map(str::trim).collect::<Vec<_>>().join(" ").replace('`', "")
                     }
                     _ => unwrap_lines(x),
                 }
