@@ -11,6 +11,8 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // `COMPLETE=bash iopath ...`: the shell asking for completions (`cmd/complete.rs`).
+    cmd::complete::complete_if_asked();
     let cli = match cmd::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

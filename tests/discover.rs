@@ -3,8 +3,11 @@
 //! Every output must load with `Topology::parse`, as `iopath check` would.
 
 use iopath_model::catalog::Kind;
+use iopath_model::catalog::Value;
 use iopath_model::{Catalog, Topology};
-use iopath_validate::discover::{DiscoverOptions, Discovered, PartRef, discover, materialise_manifest, to_toml};
+use iopath_validate::discover::{
+    DeviceClass, DiscoverOptions, Discovered, PartRef, discover, materialise_manifest, to_toml,
+};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -143,6 +146,91 @@ fn missing_sysfs_root_is_a_clear_error() {
     assert_eq!(st.status.code(), Some(2));
     let e = String::from_utf8_lossy(&st.stderr);
     assert!(e.contains("/nonexistent/sys/class/block") && e.contains("--sysfs-root"), "{e}");
+}
+
+/// The part a discovered drive names, when discover wrote one.
+fn local_part<'a>(d: &'a Discovered, drive: &str) -> &'a iopath_model::catalog::Part {
+    let dr = d.drives.iter().find(|x| x.id == drive).unwrap();
+    d.parts.iter().find(|p| p.id == dr.part.id()).unwrap_or_else(|| panic!("{drive}: a catalog part"))
+}
+
+#[test]
+fn sata_ssd_hdd_and_nvme_are_told_apart_by_what_sysfs_says() {
+    // ahci_pm: sda has queue/rotational 0 on ata1, sdb and sdc 1 behind the PM.
+    let (d, _t, text) = run("ahci_pm");
+    let class = |id: &str| d.drives.iter().find(|x| x.id == id).unwrap().class;
+    assert_eq!(class("sda"), DeviceClass::Ssd);
+    assert_eq!((class("sdb"), class("sdc")), (DeviceClass::Hdd, DeviceClass::Hdd));
+    assert!(text.contains("class: hdd") && text.contains("class: ssd"), "{text}");
+    // nvme_switch: nvme0n1 under the nvme0 controller.
+    let (d, _t, _) = run("nvme_switch");
+    assert_eq!(d.drives[0].class, DeviceClass::Nvme);
+    // Each drive has its own device node.
+    for name in ["ahci_pm", "nvme_switch", "sas_expander"] {
+        let (d, _t, _) = run(name);
+        let mut devs: Vec<&str> = d.drives.iter().map(|x| x.dev.as_str()).collect();
+        let n = devs.len();
+        devs.sort();
+        devs.dedup();
+        assert_eq!(devs.len(), n, "{name}: a dev shared by two drives");
+    }
+}
+
+#[test]
+fn a_rotational_virtio_disk_is_virtual_not_nvme() {
+    // virtio.manifest: vda under virtio1 (driver virtio_blk, modalias virtio:d00000002v00001AF4)
+    // with queue/rotational 1.
+    let (d, _t, text) = run("virtio");
+    assert_eq!(d.drives[0].class, DeviceClass::Virtio { rotational: true });
+    assert!(text.contains("class: virtual-rotational"), "{text}");
+    let p = local_part(&d, "vda");
+    // Not "nvme": the rotational flag is what the host passed on, so the medium is inferred.
+    assert_eq!(p.figures["class"].value, Value::Str("hdd".into()));
+    assert_eq!(p.figures["class"].basis, "inferred");
+    assert!(p.figures["class"].source.contains("queue/rotational = 1"), "{}", p.figures["class"].source);
+    for f in ["interface", "interface_gen"] {
+        assert_eq!(p.figures[f].basis, "inferred", "{f}: {}", p.figures[f].source);
+    }
+}
+
+#[test]
+fn a_loop_device_gets_no_measured_link() {
+    let (_dir, root) = fixture("virtio");
+    let cat = Catalog::builtin();
+    let d = discover(&root, &cat, &DiscoverOptions { include_virtual: true }).unwrap();
+    let lp = d.drives.iter().find(|x| x.id == "loop0").expect("loop0 with --all");
+    assert_eq!(lp.class, DeviceClass::Loop);
+    let p = local_part(&d, "loop0");
+    // Nothing about a loop device's link or medium was read from hardware: no figure of its
+    // part is a measurement except its size.
+    for (name, f) in &p.figures {
+        if name != "capacity_gb" {
+            assert_eq!(f.basis, "inferred", "{name}: {}", f.source);
+        }
+    }
+    // 524288 sectors of 512 bytes = 268,435,456 bytes = 0.268 GB, read from size.
+    assert_eq!(p.figures["capacity_gb"].value, Value::Num(0.268));
+    let parent = d.nodes.iter().find(|n| n.id == lp.parent).unwrap();
+    assert!(d.parts.iter().find(|x| x.id == parent.part.id()).unwrap().figures.values().all(|f| f.basis == "inferred"));
+}
+
+#[test]
+fn the_library_names_no_option_and_the_cli_does() {
+    let (_dir, root) = fixture("virtio");
+    let d = discover(&root, &Catalog::builtin(), &DiscoverOptions::default()).unwrap();
+    assert_eq!(d.skipped_virtual, ["loop0"]);
+    assert!(d.notes.iter().all(|n| !n.contains("--")), "{:?}", d.notes);
+    let e = iopath_validate::discover::discover(
+        std::path::Path::new("/nonexistent/sys"),
+        &Catalog::builtin(),
+        &DiscoverOptions::default(),
+    )
+    .unwrap_err();
+    assert!(!e.to_string().contains("--"), "{e}");
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_iopath")).args(["discover", "--sysfs-root"]).arg(&root).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 virtual devices skipped; --all lists them"), "{text}");
 }
 
 #[test]

@@ -42,30 +42,34 @@ use toml::Spanned;
 /// The topology file as written.
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    title = "iopath topology",
+    description = "A storage I/O path for iopath: the host, the switches and controllers between it and the drives, the drives, pools, network clients and named workloads."
+)]
 pub struct RawTopology {
     /// A short name for reports.
     pub name: Option<String>,
+    /// A sentence or two on what this setup is, shown at the top of reports.
     pub description: Option<String>,
     /// Where the setup comes from (a published measurement, a build log).
     pub source: Option<String>,
     /// The host: CPU root complex and operating system.
     pub host: Option<RawHost>,
-    /// Switches, chipsets, controllers, port multipliers and expanders.
+    /// Switches, chipsets, controllers, port multipliers, expanders and network cards.
     #[serde(default)]
     pub node: Vec<RawNode>,
-    /// Drives.
+    /// Drives, one table each, or one table with count for several identical ones.
     #[serde(default)]
     pub drive: Vec<RawDrive>,
-    /// Parts defined in this file (as `iopath discover` writes unknown ones), same form as the catalog.
+    /// Parts defined in this file, in the same form as the catalog (iopath discover writes
+    /// unknown controllers and drives this way).
     #[serde(default)]
     #[schemars(with = "Vec<serde_json::Value>")]
     pub part: Vec<crate::catalog::Part>,
-    /// Named workloads: `[workload.seqread]`. Kept with the position of every value; the
-    /// loader turns each into a [`WorkloadSpec`] ([`Topology::workloads`]).
+    /// Named workloads, one table each: [workload.seqread] with fio's option names.
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, WorkloadSpec>")]
     pub workload: BTreeMap<String, RawWorkload>,
-    /// Network clients of the server's NICs (`model/src/net.rs`).
+    /// Network clients of the server's network cards (SMB, NFS or iSCSI).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub client: Vec<load::clients::RawClient>,
     /// Pools of drives: md RAID, btrfs profiles, ZFS vdevs, unRAID parity.
@@ -87,31 +91,37 @@ pub type SpannedIds = Spanned<Vec<Spanned<String>>>;
 
 /// A `[[pool]]` table as written: a layout over member drives.
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
+#[schemars(
+    description = "A pool of drives: a Linux md array, a btrfs profile, a ZFS pool of vdevs or an unRAID array."
+)]
 #[serde(deny_unknown_fields)]
 pub struct RawPool {
-    /// Unique id, named by a workload's `pool`.
+    /// Unique id, named by a workload's pool.
     #[schemars(with = "String")]
     pub id: Spanned<String>,
-    /// stripe | mirror | raid10 | raid5 | raid6 (Linux md) | btrfs-raid0 | btrfs-raid1 |
-    /// btrfs-raid1c3 | btrfs-raid10 | btrfs-raid5 | btrfs-raid6 | raidz1 | raidz2 | raidz3 |
-    /// zfs-mirror | unraid
-    #[schemars(with = "String")]
+    /// The layout: Linux md stripe, mirror, raid10, raid5 or raid6; a btrfs profile
+    /// (btrfs-raid0, btrfs-raid1, btrfs-raid1c3, btrfs-raid10, btrfs-raid5, btrfs-raid6); a ZFS
+    /// vdev (raidz1, raidz2, raidz3, zfs-mirror); or unraid.
+    #[schemars(
+        with = "String",
+        extend("enum" = ["stripe", "mirror", "raid10", "raid5", "raid6", "btrfs-raid0", "btrfs-raid1", "btrfs-raid1c3", "btrfs-raid10", "btrfs-raid5", "btrfs-raid6", "raidz1", "raidz2", "raidz3", "zfs-mirror", "unraid"])
+    )]
     pub layout: Spanned<String>,
-    /// Member drive ids; the id of a [[drive]] group with `count` stands for all its drives.
-    /// unRAID: the last `parity` members are the parity disks.
+    /// Member drives by id; the id of a drive table with count stands for all its drives.
+    /// unRAID: the last members (as many as parity says) are the parity disks.
     #[schemars(with = "Option<Vec<String>>")]
     pub members: Option<Spanned<Vec<Spanned<String>>>>,
     /// ZFS: a pool of several vdevs, each a list of member ids; the layout applies to each
     /// vdev and the pool stripes over them: [["a0", "a1", "a2"], ["b0", "b1", "b2"]].
     #[schemars(with = "Option<Vec<Vec<String>>>")]
     pub vdevs: Option<Spanned<Vec<SpannedIds>>>,
-    /// ZFS: split `members` into vdevs of this many drives, in order (`vdev_width = 2` with
-    /// `layout = "zfs-mirror"`: 2-way mirrors; without it the members are one vdev).
-    #[schemars(with = "Option<u32>")]
+    /// ZFS: split the members into vdevs of this many drives, in order (vdev_width = 2 with
+    /// layout = "zfs-mirror": 2-way mirrors; without it the members are one vdev).
+    #[schemars(with = "Option<u32>", range(min = 1))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vdev_width: Option<Spanned<i64>>,
-    /// md raid0/raid10/raid5/raid6 chunk, a power of two of at least 4k (default "512k",
-    /// mdadm's). btrfs's stripe element is fixed at 64 KiB.
+    /// Linux md chunk (stripe, raid10, raid5, raid6): a power of two of at least 4k, default
+    /// "512k" as mdadm's. btrfs's stripe element is fixed at 64 KiB.
     #[schemars(with = "Option<String>")]
     pub chunk: Option<Spanned<String>>,
     /// md raid5/raid6: the stripe cache, in stripe heads of one page per member, 17..32768
@@ -122,69 +132,116 @@ pub struct RawPool {
     /// ZFS recordsize, a power of two from 512 to 16m (default "128k").
     #[schemars(with = "Option<String>")]
     pub recordsize: Option<Spanned<String>>,
-    /// ZFS ashift: sectors of 2^ashift bytes, 9..16 (default 12).
-    #[schemars(with = "Option<u32>")]
+    /// ZFS ashift: sectors of 2 to the power ashift bytes, 9 to 16 (default 12: 4 KiB).
+    #[schemars(with = "Option<u32>", range(min = 9, max = 16))]
     pub ashift: Option<Spanned<i64>>,
     /// unRAID parity disks: 1 or 2 (default 1), the last members.
-    #[schemars(with = "Option<u32>")]
+    #[schemars(with = "Option<u32>", range(min = 1, max = 2))]
     pub parity: Option<Spanned<i64>>,
-    /// unRAID write method: "rmw" (read-modify-write, default) or "turbo" (reconstruct write).
-    #[schemars(with = "Option<String>")]
+    /// unRAID write method: "rmw" (read-modify-write, the default) or "turbo" (reconstruct
+    /// write, also spelt "reconstruct").
+    #[schemars(with = "Option<String>", extend("enum" = ["rmw", "turbo", "reconstruct"]))]
     pub write_mode: Option<Spanned<String>>,
-    /// Data checksum: ZFS fletcher4 (default), sha256, blake3; btrfs crc32c (default),
-    /// sha256, blake3. Not for md or unRAID.
-    #[schemars(with = "Option<String>")]
+    /// Data checksum: ZFS fletcher4 (default), sha256, blake3 or off; btrfs crc32c (default),
+    /// sha256 or blake3 (blake2 is read as blake3). Not for md or unRAID.
+    #[schemars(with = "Option<String>", extend("enum" = ["fletcher4", "crc32c", "sha256", "blake2", "blake3", "off"]))]
     pub checksum: Option<Spanned<String>>,
-    /// ZFS: off (default) | lz4 | zstd; btrfs: off | zstd. CPU work only (ratio 1).
-    #[schemars(with = "Option<String>")]
+    /// Compression: ZFS off (default), lz4 or zstd; btrfs off or zstd. Counted as CPU work
+    /// only: the data is taken as incompressible.
+    #[schemars(with = "Option<String>", extend("enum" = ["off", "lz4", "zstd"]))]
     pub compression: Option<Spanned<String>>,
-    /// ZFS native encryption: off (default) | aes-gcm.
-    #[schemars(with = "Option<String>")]
+    /// ZFS native encryption: off (default) or aes-gcm.
+    #[schemars(with = "Option<String>", extend("enum" = ["off", "aes-gcm"]))]
     pub encryption: Option<Spanned<String>>,
 }
 
 /// A `[workload.NAME]` table as written, every value with its position. Values are kept as
 /// TOML values so that a wrong type is reported in stage two, in words and with the others.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// The schema attributes give an editor the types, values and ranges the loader accepts
+/// (`WorkloadSpec::resolve`); `iopath schema` adds the patterns of sizes, durations and
+/// percentages.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(description = "A named workload, with fio's option names and meanings.")]
 pub struct RawWorkload {
+    /// The access pattern, as fio's rw: read, write, randread, randwrite, rw (or readwrite)
+    /// for sequential mixed, randrw for random mixed.
+    #[schemars(with = "Option<String>", extend("enum" = ["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"]))]
     pub rw: Option<Spanned<toml::Value>>,
+    /// The size of each I/O, a multiple of 512 bytes up to 64m; k = 1024 as in fio: "4k", "128k", "1m".
+    #[schemars(with = "Option<String>")]
     pub bs: Option<Spanned<toml::Value>>,
+    /// I/Os each job keeps in flight (fio's queue depth), 1 to 65536. Default 1.
+    #[schemars(with = "Option<u32>", range(min = 1, max = 65536))]
     pub iodepth: Option<Spanned<toml::Value>>,
+    /// Jobs per drive, 1 to 4096. Default 1.
+    #[schemars(with = "Option<u32>", range(min = 1, max = 4096))]
     pub numjobs: Option<Spanned<toml::Value>>,
+    /// Percentage of I/Os that are reads for rw = "rw" or "randrw", 0 to 100. Default 50.
+    #[schemars(with = "Option<u32>", range(min = 0, max = 100))]
     pub rwmixread: Option<Spanned<toml::Value>>,
+    /// The part of each drive the I/O touches, from its start, as a percentage: "10%".
+    #[schemars(with = "Option<String>")]
     pub region: Option<Spanned<toml::Value>>,
+    /// How long to measure (or simulate): "20s", "500ms", "2m".
+    #[schemars(with = "Option<String>")]
     pub runtime: Option<Spanned<toml::Value>>,
+    /// Warm-up time before measuring: "2s"; "0" turns it off.
+    #[schemars(with = "Option<String>")]
     pub ramp: Option<Spanned<toml::Value>>,
+    /// Run on the first N drives in file order (at least 1). Give either active or drives.
+    #[schemars(with = "Option<u32>", range(min = 1))]
     pub active: Option<Spanned<toml::Value>>,
+    /// Run on these drives, by id. Give either active or drives.
+    #[schemars(with = "Option<Vec<String>>")]
     pub drives: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    /// Copies from one drive to another, each "SRC:DST" by drive id: SRC is read
+    /// sequentially and the data written to DST.
+    #[schemars(with = "Option<Vec<String>>")]
     pub copy: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    /// Seed of the random offsets, so that random workloads repeat exactly.
+    #[schemars(with = "Option<u64>")]
     pub seed: Option<Spanned<toml::Value>>,
+    /// File size for file targets in the hardware mode: "1g".
+    #[schemars(with = "Option<String>")]
     pub size: Option<Spanned<toml::Value>>,
+    /// A network client's id: the I/O is that client's requests over the network.
+    #[schemars(with = "Option<String>")]
     pub client: Option<Spanned<toml::Value>>,
+    /// A pool's id: the workload's I/O goes to the pool, not to single drives.
+    #[schemars(with = "Option<String>")]
     pub pool: Option<Spanned<toml::Value>>,
+    /// Failed members of the pool, by drive id: degraded I/O, or what a rebuild rebuilds.
+    #[schemars(with = "Option<Vec<String>>")]
     pub failed: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    /// How full the pool is, as a percentage: "60%" (ZFS and btrfs scrub and rebuild only
+    /// the allocated space). Default 100%.
+    #[schemars(with = "Option<String>")]
     pub fill: Option<Spanned<toml::Value>>,
+    /// What the pool does: io (the workload's own I/O, the default), scrub (or check), or
+    /// rebuild (also resilver, resync, replace) of the failed members.
+    #[schemars(with = "Option<String>", extend("enum" = ["io", "scrub", "check", "rebuild", "resilver", "resync", "replace"]))]
     pub task: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(description = "The host: its CPU's root complex and operating system, or a board.")]
 pub struct RawHost {
-    /// A host part from the catalog, e.g. "amd-am5"; on a board, default: the board's.
+    /// A host part from the catalog, e.g. "amd-am5"; with a board, the board's by default.
     #[serde(default = "unwritten", skip_serializing_if = "is_unwritten")]
     #[schemars(with = "String")]
     pub part: Spanned<String>,
-    /// A board from the catalog (`iopath catalog --kind board`): its slots, sockets, ports
-    /// and onboard devices become the tree ([`crate::board`]).
+    /// A board from the catalog (iopath catalog --kind board lists them): its slots, M.2
+    /// sockets, SATA ports and onboard controllers become the tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub board: Option<Spanned<String>>,
-    /// The board's BIOS lane mode (`iopath catalog BOARD` lists them; default: as wired).
+    /// The board's BIOS lane mode (iopath catalog BOARD lists them); default: as wired.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub bios: Option<Spanned<String>>,
-    /// Figure overrides, e.g. { completion_bytes = 64 }.
+    /// Figures of the host part to override, e.g. { completion_bytes = 64 }.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub params: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
@@ -249,13 +306,14 @@ macro_rules! raw_attached {
 
 raw_attached! {
     // A `[[node]]` table: a switch, controller, port multiplier, expander or NIC.
+    /// A switch, chipset, controller, port multiplier, expander or network card.
     pub struct RawNode {
-        /// Unique id, used by children's `parent` and by `--set ID.PARAM=VALUE`.
+        /// Unique id, named by the children's parent and by iopath's --set ID.FIGURE=VALUE.
         id,
         /// A switch, controller, port_multiplier or expander part from the catalog.
         part,
         /// Id of the parent: "host", a switch, a controller (for a port multiplier or expander),
-        /// or an expander (cascade). Not for a card in a board's `slot` or `m2` socket.
+        /// or an expander (cascade). Not for a card in a board's slot or M.2 socket.
         parent,
         {
             /// On a board: the slot the card sits in ("PCIE1").
@@ -265,22 +323,23 @@ raw_attached! {
         }
         /// On a board: the M.2 socket an M.2 card sits in ("M2_1").
         m2,
-        /// Port on the parent (controllers' ports for port multipliers and expanders).
+        /// Port on the parent, from 0 (a controller's port for a port multiplier or expander).
         port,
         {}
         /// The link to the parent when it differs from the part's own: a slot that trains an x2
         /// card at x1 ("pcie2x1"), an expander's wide port ("sas3x4").
         link,
         {}
-        /// Figure overrides, e.g. { fbs = false } or { mps = 128 }.
+        /// Figures of the part to override, e.g. { fbs = false } or { mps = 128 }.
         params,
     }
 }
 
 raw_attached! {
     // A `[[drive]]` table: one drive, or `count` identical ones.
+    /// One drive, or several identical ones with count.
     pub struct RawDrive {
-        /// Unique id; with `count`, the prefix of `id0`, `id1`, ...
+        /// Unique id; with count, the prefix of the drives' ids: id0, id1, ...
         id,
         /// A drive part from the catalog.
         part,
@@ -290,18 +349,19 @@ raw_attached! {
         {}
         /// On a board: the M.2 socket the drive sits in ("M2_1").
         m2,
-        /// Port on the parent; with `count`, the first of consecutive ports. Default: the next free.
-        /// On a board: a named port ("SATA3"), with `count` the first of consecutive ones.
+        /// Port on the parent, from 0; with count, the first of consecutive ports. Default: the
+        /// next free one. On a board: a named port ("SATA3"), with count the first of several.
         port,
         {
-            /// Declare many identical drives at once (24 bays).
-            #[schemars(with = "Option<u32>")]
+            /// Declare many identical drives at once (24 bays), 1 to 4096. Each drive needs a
+            /// device of its own for the hardware mode, so a table with count above 1 takes no dev.
+            #[schemars(with = "Option<u32>", range(min = 1, max = 4096))]
             pub count: Option<Spanned<toml::Value>>,
         }
         /// The drive's own link when slower than both ends allow ("sata1").
         link,
         {
-            /// Block device or file for the hardware mode ("/dev/sdb").
+            /// Block device or file for the hardware mode ("/dev/sdb"); one drive's own.
             pub dev: Option<String>,
         }
         params,

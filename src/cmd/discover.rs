@@ -3,7 +3,7 @@
 
 use super::{CliError, CliResult, print_text};
 use iopath_model::{Catalog, Topology};
-use iopath_validate::discover::{DiscoverOptions, discover, hostname, to_toml};
+use iopath_validate::discover::{DiscoverError, DiscoverOptions, discover, hostname, to_toml};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -24,8 +24,16 @@ pub fn run(a: DiscoverArgs, catalog: &Catalog) -> CliResult {
     if let Some(p) = &a.out {
         super::output::check_file("--out", p)?;
     }
-    let d = discover(&a.sysfs_root, catalog, &DiscoverOptions { include_virtual: a.all })
-        .map_err(|e| CliError::from_lib(None, e))?;
+    let mut d = discover(&a.sysfs_root, catalog, &DiscoverOptions { include_virtual: a.all }).map_err(|e| {
+        let hint = match &e {
+            DiscoverError::NoBlockClass { .. } => "give the sysfs root with --sysfs-root (default /sys)",
+        };
+        CliError::reworded(&e, format!("{e} ({hint})"))
+    })?;
+    // The library lists what it left out; the option that brings it in is the CLI's to name.
+    if !d.skipped_virtual.is_empty() {
+        d.notes.push(format!("{} virtual devices skipped; --all lists them", d.skipped_virtual.len()));
+    }
     let host = hostname().unwrap_or_else(|| "this machine".into());
     let text = to_toml(&d, &host).map_err(CliError::runtime)?;
     // What we write must load; if it does not, that is our bug: say so and keep the text.

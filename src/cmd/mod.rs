@@ -6,6 +6,7 @@ pub mod board;
 pub mod catalog;
 pub mod check;
 pub mod compare;
+pub mod complete;
 pub mod cpu_bench;
 pub mod discover;
 pub mod estimate;
@@ -123,10 +124,11 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Compare(a) => compare::run(a, &catalog),
         Command::Discover(a) => discover::run(a, &catalog),
         Command::Catalog(a) => catalog::run(a, &catalog),
-        Command::Schema => schema::run(),
+        Command::Schema => schema::run(&catalog),
         Command::Completions { shell } => {
-            use clap::CommandFactory;
-            let mut c = Cli::command();
+            // With the fixed values (`--rw`, `--kind`) as possible values; part ids and
+            // workload names need the dynamic completer (`COMPLETE=bash iopath`, `complete.rs`).
+            let mut c = complete::command();
             // Into a buffer first: clap_complete panics on a write error, and a closed pipe
             // (`iopath completions bash | head`) is a quiet success here as everywhere.
             let mut script = Vec::new();

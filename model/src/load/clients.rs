@@ -14,11 +14,12 @@ use toml::Spanned;
 /// A `[[client]]` table as written.
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(description = "A network client of one of the server's network cards.")]
 pub struct RawClient {
-    /// Unique id, named by a workload's `client`.
+    /// Unique id, named by a workload's client.
     #[schemars(with = "String")]
     pub id: Spanned<String>,
-    /// Id of the server's NIC node (a [[node]] whose part is a NIC).
+    /// Id of the server's network card: a node whose part is a NIC.
     #[schemars(with = "String")]
     pub nic: Spanned<String>,
     /// The NIC's port (default 0).
@@ -28,23 +29,25 @@ pub struct RawClient {
     /// "tbf:RATE" for a veth shaped by tc tbf ("tbf:1gbit").
     #[schemars(with = "String")]
     pub link: Spanned<String>,
-    /// "smb3" (default), "nfs" or "iscsi".
-    #[schemars(with = "Option<String>")]
+    /// The protocol: "smb3" (the default), "nfs" or "iscsi".
+    #[schemars(with = "Option<String>", extend("enum" = ["smb3", "nfs", "iscsi"]))]
     pub protocol: Option<Spanned<toml::Value>>,
-    /// IP MTU [bytes], default 1500 (9000: jumbo frames).
+    /// IP MTU in bytes, default 1500 (9000: jumbo frames).
     #[schemars(with = "Option<u32>")]
     pub mtu: Option<Spanned<toml::Value>>,
-    /// Network round trip [us].
+    /// Network round trip in microseconds.
     #[schemars(with = "Option<f64>")]
     pub rtt_us: Option<Spanned<toml::Value>>,
-    /// Largest request, e.g. "1m" (default: the protocol's).
+    /// Largest request, a size such as "1m" (default: the protocol's).
     #[schemars(with = "Option<String>")]
     pub request: Option<Spanned<toml::Value>>,
     /// Requests kept outstanding (default: the protocol client's).
     #[schemars(with = "Option<u32>")]
     pub outstanding: Option<Spanned<toml::Value>>,
+    /// SMB3 encryption of every message (smb encrypt = required): AES on both ends.
     #[schemars(with = "Option<bool>")]
     pub smb_encryption: Option<Spanned<toml::Value>>,
+    /// SMB3 signing of every message (server signing = mandatory).
     #[schemars(with = "Option<bool>")]
     pub smb_signing: Option<Spanned<toml::Value>>,
 }

@@ -64,7 +64,28 @@ pub(crate) fn collect(sink: &mut Sink, cat: &Catalog, raw: &RawTopology) -> Draf
     for (i, drive) in raw.drive.iter().enumerate() {
         add_drives(sink, cat, &mut d, i, drive);
     }
+    shared_devs(sink, raw);
     d
+}
+
+/// Two `[[drive]]` tables naming the same `dev`: the hardware mode would run both drives on
+/// one device at once. Reported at the second table's id (`dev` is kept without a position).
+fn shared_devs(sink: &mut Sink, raw: &RawTopology) {
+    let mut first: HashMap<&str, &str> = HashMap::new();
+    for (i, drive) in raw.drive.iter().enumerate() {
+        let Some(dev) = drive.dev.as_deref() else { continue };
+        match first.get(dev) {
+            Some(other) => sink.at(
+                Some(drive.id.span()),
+                format!("drive[{i}].dev"),
+                format!("dev = {dev:?} is also drive {other:?}'s; each drive needs its own device"),
+                Some("give each drive its own dev".into()),
+            ),
+            None => {
+                first.insert(dev, drive.id.get_ref());
+            }
+        }
+    }
 }
 
 /// The drives of one `[[drive]]` table: one, or `count` of them with ids ID0, ID1, ...
@@ -98,6 +119,23 @@ fn add_drives(sink: &mut Sink, cat: &Catalog, d: &mut Draft, i: usize, drive: &R
             }
         },
     };
+    if let (Some(c), Some(dev)) = (&drive.count, &drive.dev)
+        && count > 1
+    {
+        // One device for several drives: the hardware mode would run them all on it at once
+        // and credit each with a share of one device's rate.
+        sink.at(
+            Some(c.span()),
+            format!("{key}.dev"),
+            format!(
+                "count = {count} declares {count} drives, but dev = {dev:?} is one device; each drive needs its own"
+            ),
+            Some("give each drive its own dev or drop count".into()),
+        );
+        d.rejected.insert(drive.id.get_ref().clone());
+        d.drives_complete = false;
+        return;
+    }
     let part = resolve_part(sink, cat, &drive.part, &format!("{key}.part"), &[Kind::Drive]);
     let port = port_of(sink, &drive.port, &key);
     for k in 0..count {

@@ -2,7 +2,7 @@
 //! drives, matched to catalog parts or written as `[[part]]` tables with what was read.
 
 use super::sysfs::{BlockDev, Pci, expander_rates, parse_ahci_caps, pcie_gen_str, phys_in, read, sas_gen, sata_gen};
-use super::{DNode, DiscoverOptions, DriveFacts, PartRef, Place, Walker};
+use super::{DNode, DeviceClass, DiscoverOptions, DriveFacts, PartRef, Place, Walker};
 use iopath_model::Catalog;
 use iopath_model::catalog::{Figure, Kind, Part, Value};
 use std::collections::BTreeMap;
@@ -244,7 +244,7 @@ impl Walker<'_> {
         interface: &str,
         gen_: u8,
         lanes: Option<u32>,
-        rotational: bool,
+        (class, rotational): (DeviceClass, bool),
         size: u64,
     ) -> PartRef {
         if let Some(p) = match_drive_model(self.catalog, model) {
@@ -252,16 +252,45 @@ impl Walker<'_> {
         }
         let src = format!("discovered from sysfs class/block/{name}");
         let mut f = BTreeMap::new();
-        let class = if interface == "nvme" {
-            "nvme"
-        } else if rotational {
-            "hdd"
-        } else {
-            "ssd"
+        let medium = if rotational { "hdd" } else { "ssd" };
+        let flag = format!("{src}/queue/rotational = {}", u8::from(rotational));
+        let (class_fig, link_why) = match class {
+            DeviceClass::Hdd | DeviceClass::Ssd => (fig(Value::Str(medium.into()), flag), None),
+            DeviceClass::Nvme => {
+                (fig(Value::Str("nvme".into()), format!("{src}: an NVMe controller on the device path")), None)
+            }
+            DeviceClass::Virtio { .. } => (
+                inferred(
+                    Value::Str(medium.into()),
+                    &format!(
+                        "virtio-blk: the guest sees neither medium nor link; {flag} is the flag the host passed on, taken as the medium"
+                    ),
+                ),
+                Some(
+                    "virtio-blk is a PCIe function of the virtio vendor (0x1af4), not NVMe: modelled as a PCIe drive on a nominal link",
+                ),
+            ),
+            DeviceClass::Loop | DeviceClass::Virtual => (
+                inferred(
+                    Value::Str(medium.into()),
+                    &format!("a kernel-made device: {flag} describes its backing store at best"),
+                ),
+                Some(
+                    "a loop or other kernel-made device has no physical link: its I/O goes to the backing store through the kernel; SATA 3 is nominal",
+                ),
+            ),
         };
-        f.insert("class".into(), fig(Value::Str(class.into()), format!("{src}/queue/rotational")));
-        f.insert("interface".into(), fig(Value::Str(interface.into()), format!("{src}: device path")));
-        f.insert("interface_gen".into(), fig(Value::Num(f64::from(gen_)), format!("{src}: link speed")));
+        f.insert("class".into(), class_fig);
+        match link_why {
+            None => {
+                f.insert("interface".into(), fig(Value::Str(interface.into()), format!("{src}: device path")));
+                f.insert("interface_gen".into(), fig(Value::Num(f64::from(gen_)), format!("{src}: link speed")));
+            }
+            Some(why) => {
+                f.insert("interface".into(), inferred(Value::Str(interface.into()), why));
+                f.insert("interface_gen".into(), inferred(Value::Num(f64::from(gen_)), why));
+            }
+        }
         if let Some(l) = lanes {
             f.insert("lanes".into(), fig(Value::Num(f64::from(l.clamp(1, 16))), format!("{src}: PCIe link width")));
         }
@@ -299,9 +328,8 @@ impl Walker<'_> {
         };
         if b.virt {
             if !opts.include_virtual {
-                self.d
-                    .notes
-                    .push(format!("skipped {name}: a virtual device (loop, dm, md, zram, ram); use --all to list it"));
+                self.d.notes.push(format!("skipped {name}: a virtual device (loop, dm, md, zram, ram)"));
+                self.d.skipped_virtual.push(name.to_string());
                 return;
             }
             if b.size == 0 {
@@ -317,9 +345,12 @@ impl Walker<'_> {
             b.lbs,
             if b.rotational { "rotational" } else { "non-rotational" }
         ));
+        let class = device_class(&b);
+        comments.push(format!("class: {}", class.as_str()));
         let facts = DriveFacts {
             id: self.unique_id(&slug(name)),
             dev: format!("/dev/{name}"),
+            class,
             comments,
             model: b.model.clone(),
             rotational: b.rotational,
@@ -334,7 +365,7 @@ impl Walker<'_> {
             return;
         };
         let up_parent = self.switches(&pcis[..pcis.len() - 1]);
-        if b.nvme() || b.virtio() {
+        if matches!(class, DeviceClass::Nvme | DeviceClass::Virtio { .. }) {
             return self.pcie_drive(name, &b, ep, up_parent, facts);
         }
         // SCSI disks: AHCI/libata or SAS.
@@ -347,6 +378,8 @@ impl Walker<'_> {
     }
 
     /// A virtual block device, under one shared "virtual" controller.
+    ///
+    /// Its link is the controller's nominal one, every figure of it inferred with why.
     fn virtual_drive(&mut self, name: &str, b: &BlockDev, facts: DriveFacts) {
         let key = "virtual".to_string();
         let parent = match self.node_ix(&key) {
@@ -381,7 +414,7 @@ impl Walker<'_> {
                 "virtual".into()
             }
         };
-        let part = self.drive_part(name, &b.model, "sata", 3, None, b.rotational, b.size);
+        let part = self.drive_part(name, &b.model, "sata", 3, None, (facts.class, b.rotational), b.size);
         self.push_drive(facts, Place { part, parent, port: None, link: None });
     }
 
@@ -399,7 +432,7 @@ impl Walker<'_> {
         if b.virtio() {
             facts.comments.push("virtio-blk: modelled as a PCIe drive; the link figures are nominal".into());
         }
-        let part = self.drive_part(name, &model, "nvme", g, Some(w), false, b.size);
+        let part = self.drive_part(name, &model, "nvme", g, Some(w), (facts.class, b.rotational), b.size);
         if known.is_none() {
             self.mark_inferred(
                 &part,
@@ -433,7 +466,7 @@ impl Walker<'_> {
         let g = s.as_deref().and_then(sata_gen);
         facts.comments.push(format!("ata{n} {link_name}: {}", s.clone().unwrap_or_else(|| "speed unknown".into())));
         let link = g.filter(|g| f64::from(*g) < ctl_sata_gen).map(|g| format!("sata{g}"));
-        let part = self.drive_part(name, &b.model, "sata", g.unwrap_or(3), None, b.rotational, b.size);
+        let part = self.drive_part(name, &b.model, "sata", g.unwrap_or(3), None, (facts.class, b.rotational), b.size);
         let port = self.port_if_fits(&parent, port);
         self.push_drive(facts, Place { part, parent, port, link });
     }
@@ -512,7 +545,7 @@ impl Walker<'_> {
         }
         // A SATA drive behind SAS runs SATA 6 Gb/s at most; a SAS drive its phy's rate.
         let gen_ = if sata { 3 } else { drive_rate.unwrap_or(3) };
-        let part = self.drive_part(name, &b.model, iface, gen_, None, b.rotational, b.size);
+        let part = self.drive_part(name, &b.model, iface, gen_, None, (facts.class, b.rotational), b.size);
         self.push_drive(facts, Place { part, parent, port: None, link: None });
     }
 
@@ -571,5 +604,28 @@ impl Walker<'_> {
             key,
         });
         id_e
+    }
+}
+
+/// What a block device is, from what sysfs says: a loop device by its `loop/backing_file` (or
+/// name under devices/virtual), another kernel-made device by its place under
+/// devices/virtual, virtio-blk by its driver (`device/driver` -> virtio_blk), its modalias
+/// (`virtio:d00000002v00001AF4`: device 2 is a block device, vendor 0x1af4 virtio's) or a
+/// `virtioN` device on its path, NVMe by an `nvmeN` controller on its path, and a SCSI disk
+/// (SATA or SAS) as rotating or solid-state by `queue/rotational`. A rotational virtio disk
+/// is a virtual one whose host passed the flag on, never an NVMe drive.
+pub(super) fn device_class(b: &BlockDev) -> DeviceClass {
+    if b.backing_file.is_some() || b.virt && b.segs.last().is_some_and(|s| s.starts_with("loop")) {
+        DeviceClass::Loop
+    } else if b.virt {
+        DeviceClass::Virtual
+    } else if b.virtio() {
+        DeviceClass::Virtio { rotational: b.rotational }
+    } else if b.nvme() {
+        DeviceClass::Nvme
+    } else if b.rotational {
+        DeviceClass::Hdd
+    } else {
+        DeviceClass::Ssd
     }
 }

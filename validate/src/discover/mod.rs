@@ -38,7 +38,8 @@ pub use write::{materialise_manifest, to_toml};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoverError {
-    #[error("{path}: cannot list block devices: {cause}; is sysfs mounted there (try --sysfs-root /sys)?")]
+    /// The CLI names the option that sets the root.
+    #[error("{path}: cannot list block devices: {cause}; is sysfs mounted there?")]
     NoBlockClass { path: PathBuf, cause: io::Error },
 }
 
@@ -81,11 +82,45 @@ pub struct DNode {
     pub key: String,
 }
 
+/// What a block device is, from what sysfs says about it (`classify::device_class`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceClass {
+    /// A rotating disk on SATA or SAS (`queue/rotational` = 1).
+    Hdd,
+    /// A SATA or SAS solid-state drive (`queue/rotational` = 0).
+    Ssd,
+    /// An NVMe namespace (an `nvmeN` controller on the path, driver `nvme`).
+    Nvme,
+    /// A virtio-blk disk (driver `virtio_blk`, virtio vendor 0x1af4): the guest sees neither
+    /// the medium nor the link; `rotational` is the flag the host passed on.
+    Virtio { rotational: bool },
+    /// A loop device (`loop/backing_file`): a file or device seen through the page cache.
+    Loop,
+    /// Another kernel-made device (dm, md, zram, ram).
+    Virtual,
+}
+
+impl DeviceClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeviceClass::Hdd => "hdd",
+            DeviceClass::Ssd => "ssd",
+            DeviceClass::Nvme => "nvme",
+            DeviceClass::Virtio { rotational: true } => "virtual-rotational",
+            DeviceClass::Virtio { rotational: false } => "virtual",
+            DeviceClass::Loop => "loop",
+            DeviceClass::Virtual => "virtual",
+        }
+    }
+}
+
 /// A discovered drive.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DDrive {
     pub id: String,
+    /// The block device, its own (no two drives share one).
     pub dev: String,
+    pub class: DeviceClass,
     pub part: PartRef,
     pub parent: String,
     pub port: Option<u32>,
@@ -106,6 +141,9 @@ pub struct Discovered {
     pub parts: Vec<Part>,
     /// Header comments: what was skipped or unreadable.
     pub notes: Vec<String>,
+    /// Virtual devices left out (loop, dm, md, zram, ram), by name: listed when asked
+    /// ([`DiscoverOptions::include_virtual`]).
+    pub skipped_virtual: Vec<String>,
 }
 
 struct Walker<'a> {
@@ -118,6 +156,7 @@ struct Walker<'a> {
 struct DriveFacts {
     id: String,
     dev: String,
+    class: DeviceClass,
     comments: Vec<String>,
     model: String,
     rotational: bool,
@@ -211,6 +250,7 @@ impl Walker<'_> {
         self.d.drives.push(DDrive {
             id: f.id,
             dev: f.dev,
+            class: f.class,
             part: at.part,
             parent: at.parent,
             port: at.port,

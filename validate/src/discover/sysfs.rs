@@ -190,6 +190,12 @@ pub(super) struct BlockDev {
     pub lbs: u32,
     pub model: String,
     pub vendor: String,
+    /// The driver bound to the device (`device/driver`'s target's name: sd, nvme, virtio_blk).
+    pub driver: Option<String>,
+    /// The device's modalias (`device/modalias`; virtio: `virtio:d00000002v00001AF4`).
+    pub modalias: Option<String>,
+    /// A loop device's backing file (`loop/backing_file`).
+    pub backing_file: Option<String>,
 }
 
 impl BlockDev {
@@ -212,6 +218,11 @@ impl BlockDev {
             lbs: read(&real.join("queue/logical_block_size")).and_then(|s| s.parse().ok()).unwrap_or(512),
             model: read(&real.join("device/model")).unwrap_or_default(),
             vendor: read(&real.join("device/vendor")).unwrap_or_default(),
+            driver: std::fs::read_link(real.join("device/driver"))
+                .ok()
+                .and_then(|t| t.file_name().map(|n| n.to_string_lossy().into_owned())),
+            modalias: read(&real.join("device/modalias")),
+            backing_file: read(&real.join("loop/backing_file")),
             real,
             rel,
             segs,
@@ -251,12 +262,18 @@ impl BlockDev {
         self.segs.iter().rev().find_map(|s| hctl(s))
     }
 
+    /// An NVMe namespace: an `nvmeN` controller on the path (the block device's own name,
+    /// `nvme0n1`, does not count), or the nvme driver.
     pub fn nvme(&self) -> bool {
-        self.segs.iter().any(|s| num_suffix(s, "nvme").is_some())
+        self.segs.iter().any(|s| num_suffix(s, "nvme").is_some()) || self.driver.as_deref() == Some("nvme")
     }
 
+    /// A virtio-blk disk: the virtio_blk driver, a virtio modalias, or a `virtioN` device on
+    /// the path.
     pub fn virtio(&self) -> bool {
-        self.find("virtio").is_some()
+        self.driver.as_deref() == Some("virtio_blk")
+            || self.modalias.as_deref().is_some_and(|m| m.starts_with("virtio:"))
+            || self.find("virtio").is_some()
     }
 
     /// The paths of the SAS expanders between HBA and disk, nearest the HBA first.
