@@ -90,6 +90,7 @@ impl Classify for CalibrateError {
             | CalibrateError::Map { .. }
             | CalibrateError::Free { .. }
             | CalibrateError::Unmapped { .. }
+            | CalibrateError::UnlistedGroup { .. }
             | CalibrateError::NothingToFit
             | CalibrateError::Input(_) => Class::Usage,
             CalibrateError::Run(_) => Class::Runtime,

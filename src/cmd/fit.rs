@@ -88,6 +88,12 @@ pub fn input(e: CalibrateError) -> CliError {
             &e,
             format!("{file}: cannot tell which drive {what} ran on; give --map {key}=DRIVE (drives: {drives})"),
         ),
+        CalibrateError::UnlistedGroup { file, job, jobs, named, topology, drives } => CliError::reworded(
+            &e,
+            format!(
+                "{file}: fio job {job:?} reports a group (group_reporting) of {jobs} jobs whose files fio's JSON does not list (it names only {named:?}): its rate is the sum over the group's drives, not one drive's; name them with --map {job}=D1+D2 (drives of {topology}: {drives})"
+            ),
+        ),
         CalibrateError::NothingToFit => {
             CliError::reworded(&e, "nothing to fit: give at least one --free NODE.PARAM".to_string())
         }

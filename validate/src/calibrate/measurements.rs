@@ -677,14 +677,14 @@ fn job_drives(
     let one_file = out.global_options.contains_key("filename") || job.jobs_in_entry() == Some(numjobs);
     match map_target(topo, opts, &[&fname]) {
         Some(d) if one_file => Ok(vec![d]),
-        _ => Err(CalibrateError::Input(format!(
-            "{file}: fio job {:?} reports a group (group_reporting) of {} jobs whose files fio's JSON does not list              (it names only {fname:?}): its rate is the sum over the group's drives, not one drive's; name them with              --map {}=D1+D2 (drives of {}: {})",
-            job.jobname,
-            job.jobs_in_entry().map_or("several".to_string(), |n| n.to_string()),
-            job.jobname,
-            topo.name,
-            drive_ids(topo).join(", ")
-        ))),
+        _ => Err(CalibrateError::UnlistedGroup {
+            file: file.to_string(),
+            job: job.jobname.clone(),
+            jobs: job.jobs_in_entry().map_or("several".to_string(), |n| n.to_string()),
+            named: fname.to_string(),
+            topology: topo.name.clone(),
+            drives: drive_ids(topo).join(", "),
+        }),
     }
 }
 

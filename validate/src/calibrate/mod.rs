@@ -53,6 +53,13 @@ pub enum CalibrateError {
     /// job-to-drive mapping (`KEY=DRIVE`) would name.
     #[error("{file}: cannot tell which drive {what} ran on; map {key}=DRIVE to one of the drives ({drives})")]
     Unmapped { file: String, what: String, key: String, drives: String },
+    /// A fio group (`group_reporting`) whose drives fio's JSON does not list: its rate is the
+    /// sum over the group's drives, so it cannot be credited to the one file it names; a
+    /// job-to-drive mapping `JOB=D1+D2` names them.
+    #[error(
+        "{file}: fio job {job:?} reports a group (group_reporting) of {jobs} jobs whose files fio's JSON does not list (it names only {named:?}): its rate is the sum over the group's drives, not one drive's; map {job}=D1+D2 to name them (drives of {topology}: {drives})"
+    )]
+    UnlistedGroup { file: String, job: String, jobs: String, named: String, topology: String, drives: String },
     /// Nothing to fit: no free figure was given.
     #[error("nothing to fit: no free figure NODE.PARAM was given")]
     NothingToFit,
