@@ -88,10 +88,11 @@ pub fn input(e: CalibrateError) -> CliError {
             &e,
             format!("{file}: cannot tell which drive {what} ran on; give --map {key}=DRIVE (drives: {drives})"),
         ),
-        CalibrateError::UnlistedGroup { file, job, jobs, named, topology, drives } => CliError::reworded(
+        CalibrateError::UnlistedGroup { file, job, jobs, named, drives } => CliError::reworded(
             &e,
             format!(
-                "{file}: fio job {job:?} reports a group (group_reporting) of {jobs} jobs whose files fio's JSON does not list (it names only {named:?}): its rate is the sum over the group's drives, not one drive's; name them with --map {job}=D1+D2 (drives of {topology}: {drives})"
+                "{file}: fio job {job:?} reports a group (group_reporting) of {} jobs whose files fio's JSON does not list (it names only {named:?}): its rate is the sum over the group's drives, not one drive's; name them with --map {job}=D1+D2 (drives of {drives})",
+                jobs.map_or("several".to_string(), |n| n.to_string())
             ),
         ),
         CalibrateError::NothingToFit => {

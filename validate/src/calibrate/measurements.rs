@@ -680,10 +680,9 @@ fn job_drives(
         _ => Err(CalibrateError::UnlistedGroup {
             file: file.to_string(),
             job: job.jobname.clone(),
-            jobs: job.jobs_in_entry().map_or("several".to_string(), |n| n.to_string()),
+            jobs: job.jobs_in_entry(),
             named: fname.to_string(),
-            topology: topo.name.clone(),
-            drives: drive_ids(topo).join(", "),
+            drives: format!("{}: {}", topo.name, drive_ids(topo).join(", ")),
         }),
     }
 }

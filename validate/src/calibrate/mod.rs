@@ -57,9 +57,18 @@ pub enum CalibrateError {
     /// sum over the group's drives, so it cannot be credited to the one file it names; a
     /// job-to-drive mapping `JOB=D1+D2` names them.
     #[error(
-        "{file}: fio job {job:?} reports a group (group_reporting) of {jobs} jobs whose files fio's JSON does not list (it names only {named:?}): its rate is the sum over the group's drives, not one drive's; map {job}=D1+D2 to name them (drives of {topology}: {drives})"
+        "{file}: fio job {job:?} reports a group (group_reporting) of {} jobs whose files fio's JSON does not list (it names only {named:?}): its rate is the sum over the group's drives, not one drive's; map {job}=D1+D2 to name them (drives of {drives})",
+        jobs.map_or("several".to_string(), |n| n.to_string())
     )]
-    UnlistedGroup { file: String, job: String, jobs: String, named: String, topology: String, drives: String },
+    UnlistedGroup {
+        file: String,
+        job: String,
+        /// Jobs in the group, when fio's JSON tells.
+        jobs: Option<u32>,
+        named: String,
+        /// The topology's name and its drives: `NAME: D1, D2`.
+        drives: String,
+    },
     /// Nothing to fit: no free figure was given.
     #[error("nothing to fit: no free figure NODE.PARAM was given")]
     NothingToFit,
