@@ -278,13 +278,15 @@ fn fio_json_is_ingested_with_fios_own_numbers() {
     let cfg = root().join("configs/asm1166-6ssd.toml");
     let t = Topology::load(&cfg, &Catalog::builtin()).unwrap();
     let map = LoadOptions { map: calibrate::parse_map(&["a=D".to_string()]).unwrap() };
-    // Old field names (bw in KiB/s, clat/lat in us), text before the JSON, duplicate keys.
+    // Old field names (bw in KiB/s, clat/lat in us), text before the JSON, duplicate keys; an
+    // asynchronous engine (libaio), since under fio's default psync iodepth has no effect.
     let old = data("fio-2.x-dupkeys.json");
     let pts = calibrate::load(&old, &t, &map).unwrap();
     assert_eq!(pts.len(), 1);
     assert!((pts[0].observed - 102400.0 * 1024.0 / 1e6).abs() < 1e-9, "{}", pts[0].observed);
     assert_eq!(pts[0].spec.iodepth, Some(8), "the last of duplicate keys wins");
-    assert_eq!(pts[0].spec.bs.as_deref(), Some("128k"));
+    // fio's 128k under its default kb_base=1024: 128 x 1024 bytes, the last of the two bs keys.
+    assert_eq!(pts[0].spec.bs.as_deref(), Some("131072"));
     assert_eq!(pts[0].spec.drives.as_deref(), Some(&["D".to_string()][..]));
     // Without a mapping, an unknown filename is a clear usage error.
     let o = iopath().arg("compare").arg(&cfg).arg(&old).output().unwrap();
@@ -316,7 +318,7 @@ fn fio_json_is_ingested_with_fios_own_numbers() {
         calibrate::load(&out, &t, &LoadOptions { map: calibrate::parse_map(&["job0=D".into()]).unwrap() }).unwrap();
     eprintln!("fio: bw_bytes {bw_bytes}, iops {iops:.1}; ingested {:.3} MB/s", pts[0].observed);
     assert!((pts[0].observed - bw_bytes / 1e6).abs() < 1e-6);
-    assert_eq!(pts[0].spec.bs.as_deref(), Some("128k"));
+    assert_eq!(pts[0].spec.bs.as_deref(), Some("131072"));
     assert_eq!(pts[0].spec.rw.as_deref(), Some("read"));
     let rep = iopath_validate::fio::to_report(
         &iopath_validate::fio::parse_fio_json("fio.json", &text).unwrap(),
