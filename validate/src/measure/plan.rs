@@ -113,8 +113,12 @@ fn open_all(
                 "writes would go to {}",
                 write_paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             ),
-            // The CLI names its option here (src/cmd/measure.rs::measure_err).
-            fix: "writing destroys the data there; allow writes if that is what you want".into(),
+            // The CLI names the permission's option (src/cmd/spell.rs).
+            fix: safety::Fix::around(
+                "writing destroys the data there; give ",
+                safety::Permission::Write,
+                " if that is what you want",
+            ),
         }
         .into());
     }
