@@ -122,8 +122,14 @@ pub(super) fn usage(msg: String) -> CliError {
 fn out_target(a: &MeasureArgs, sweep: bool) -> CliResult<Option<iopath_reports::export::OutTarget>> {
     use iopath_reports::export::{Bare, OutFormat, REPORT_FORMATS, REPORT_SET, SWEEP_FORMATS, SWEEP_SET};
     let Some(p) = &a.out else { return Ok(None) };
-    let (formats, names) = if sweep { (SWEEP_FORMATS, SWEEP_SET) } else { (REPORT_FORMATS, REPORT_SET) };
-    super::output::target("--out", p, formats, Bare::File(OutFormat::Json), names).map(Some)
+    // A name without an extension means what it means to `sweep` (a directory of every file)
+    // for a measured sweep, and a JSON report for one run, as for `simulate`.
+    let (formats, names, bare) = if sweep {
+        (SWEEP_FORMATS, SWEEP_SET, Bare::Dir)
+    } else {
+        (REPORT_FORMATS, REPORT_SET, Bare::File(OutFormat::Json))
+    };
+    super::output::target("--out", p, formats, bare, names).map(Some)
 }
 
 /// The points of a measured sweep from the workload options' lists and ranges, parsed by
