@@ -846,11 +846,18 @@ id = "hba"
 part = "asm1166"
 parent = "host"
 [[drive]]
-id = "ssd"
-count = 3
+id = "ssd0"
 part = "micron-5300pro-3840"
 parent = "hba"
 dev = "/dev/sdx"
+[[drive]]
+id = "ssd1"
+part = "micron-5300pro-3840"
+parent = "hba"
+[[drive]]
+id = "ssd2"
+part = "micron-5300pro-3840"
+parent = "hba"
 "#;
 
     fn topo() -> Topology {
