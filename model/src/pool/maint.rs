@@ -264,12 +264,7 @@ impl Maintenance {
     fn near(&self) -> Near<'_> {
         let p = &self.pool;
         let m = &p.vdevs[0];
-        let unit = match p.layout {
-            Layout::BtrfsRaid1 | Layout::BtrfsRaid1c3 => btrfs::BLOCK_GROUP,
-            Layout::BtrfsRaid10 => BTRFS_STRIPE_LEN,
-            _ => p.chunk,
-        };
-        Near { members: m, unit, copies: p.layout.copies(m.len()) }
+        Near { members: m, unit: p.near_unit(), copies: p.layout.copies(m.len()) }
     }
 }
 

@@ -466,14 +466,23 @@ impl Pool {
             }
             Layout::Mirror => s,
             Layout::Raid10 | Layout::BtrfsRaid1 | Layout::BtrfsRaid1c3 | Layout::BtrfsRaid10 => {
-                // Whole units per member only (chunk for md, the unit of the near layout).
-                let c = self.layout.copies(n as usize) as u64;
-                n * s / c
+                near_usable(n, s, self.near_unit(), self.layout.copies(n as usize) as u64)
             }
             Layout::Raidz1 | Layout::Raidz2 | Layout::Raidz3 | Layout::ZfsMirror => {
                 (0..self.vdevs.len()).map(|v| zfs::vdev_usable(self, v)).sum()
             }
             Layout::Unraid => self.sizes[0][..self.unraid_split()].iter().sum(),
+        }
+    }
+
+    /// The unit a near-copy layout places on one member before moving to the next: md's
+    /// chunk (raid1, raid10 near-2), a btrfs block group (raid1, raid1c3) or btrfs's
+    /// `BTRFS_STRIPE_LEN` (raid10).
+    pub(crate) fn near_unit(&self) -> u64 {
+        match self.layout {
+            Layout::BtrfsRaid1 | Layout::BtrfsRaid1c3 => btrfs::BLOCK_GROUP,
+            Layout::BtrfsRaid10 => BTRFS_STRIPE_LEN,
+            _ => self.chunk,
         }
     }
 
@@ -602,3 +611,14 @@ impl Pool {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// Logical bytes of a near-copy layout (`Near::copies_of`: unit `k` has its copies in slots
+/// `c·k .. c·k+c-1`, slot `t` on member `t mod n` at row `t / n`) over `n` members of `size`
+/// bytes: the whole units whose every copy lies in the `size / unit` full rows. md's
+/// `raid10_size` (drivers/md/raid10.c) counts the same way: device sectors shifted down to
+/// whole chunks, times the raid disks, divided by the near copies, shifted back up. It is
+/// `n·size/c` only when `unit` divides `size` and `c` divides `n·rows`; a remainder is
+/// never mapped, so no member I/O can land past a member's end.
+fn near_usable(n: u64, size: u64, unit: u64, c: u64) -> u64 {
+    n * (size / unit) / c * unit
+}

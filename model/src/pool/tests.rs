@@ -268,10 +268,16 @@ fn usable_capacity_per_layout() {
     let u = |l: Layout, n: usize| pool(l, n, tb).usable();
     assert_eq!(u(Layout::Stripe, 4), 4 * tb);
     assert_eq!(u(Layout::Mirror, 3), tb);
-    assert_eq!(u(Layout::Raid10, 4), 2 * tb);
+    // md raid10 counts whole chunks only (raid10_size): 1e12 / 512 KiB = 1,907,348 chunks
+    // per member, x 4 / 2 = 3,814,696 chunks of 512 KiB.
+    assert_eq!(u(Layout::Raid10, 4), 3_814_696 * 524_288);
+    // btrfs raid1c3 on 4 members, 1 GiB units: 931 whole rows x 4 / 3 = 1,241 units (the
+    // member size alone would give 4/3 TB, of which the last units do not fit).
+    assert_eq!(u(Layout::BtrfsRaid1c3, 4), 1_241 << 30);
     assert_eq!(u(Layout::Raid5, 4), 3 * tb);
     assert_eq!(u(Layout::Raid6, 6), 4 * tb);
-    assert_eq!(u(Layout::BtrfsRaid1c3, 3), tb);
+    // 1e12 / 1 GiB = 931 whole block groups per member, each in all three copies.
+    assert_eq!(u(Layout::BtrfsRaid1c3, 3), 931 << 30);
     assert_eq!(u(Layout::BtrfsRaid6, 5), 3 * tb);
     // RAIDZ1 of 4 at 128 KiB, ashift 12: 32 data sectors + ceil(32 / 3) = 11 parity = 43,
     // rounded up to a multiple of 2: 44 sectors per record; 4 x 1e12 / 4096 = 976,562,500
