@@ -66,7 +66,7 @@ mod files {
         assert_eq!(r.drives.len(), 1);
         assert_eq!(r.drives[0].id, f.display().to_string());
         assert!(r.drives[0].iops > 100.0 && r.drives[0].read_mb_s > 0.0 && r.drives[0].write_mb_s == 0.0);
-        let l = r.drives[0].lat_us;
+        let l = &r.drives[0].lat_us;
         assert!(l.p50 > 0.0 && l.p50 <= l.p99 && l.p99 <= l.max, "{l:?}");
         assert!((r.cost.sim_s - 1.0).abs() < 0.15, "{}", r.cost.sim_s);
         assert!(r.cost.cpu_s.unwrap() > 0.0);

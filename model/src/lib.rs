@@ -26,6 +26,7 @@ pub mod board;
 pub mod bound;
 pub mod catalog;
 pub mod cpu;
+pub mod latency;
 pub mod link;
 mod load;
 pub mod net;

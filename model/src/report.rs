@@ -17,15 +17,7 @@ pub enum ReportKind {
     Measured,
 }
 
-/// Latency summary [us].
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct Latency {
-    pub mean: f64,
-    pub p50: f64,
-    pub p99: f64,
-    #[serde(default)]
-    pub max: f64,
-}
+pub use crate::latency::{Latency, LatencyMean, PERCENTILES, Percentile};
 
 /// Totals over all drives (for a pool workload, the pool's logical totals).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -37,6 +37,7 @@
 pub mod advise;
 pub mod engine;
 pub mod hdd;
+pub mod latency;
 pub mod points;
 pub mod run;
 pub mod ssd;

@@ -11,7 +11,7 @@
 use crate::run::{SimError, SimOptions, bottleneck_of, simulate, simulate_with_utils, target_drives};
 use iopath_model::bound::{Mix, bound_with_share};
 use iopath_model::paths::ResourceGraph;
-use iopath_model::report::{Report, Spread, Sweep, SweepPoint};
+use iopath_model::report::{LatencyMean, Report, Spread, Sweep, SweepPoint};
 use iopath_model::topology::ParamOverride;
 use iopath_model::{Topology, Workload, WorkloadSpec};
 use rayon::prelude::*;
@@ -356,7 +356,8 @@ type RunUtils = (Report, Vec<f64>);
 ///
 /// A replicated report is defined field by field:
 /// - rates (MB/s), IOPS, latency means and percentiles, link and resource utilizations: the
-///   mean over the runs; latency `max`: the largest of any run;
+///   mean over the runs; latency `max`: the largest of any run; latency bins: every run's
+///   counts added (`LatencyMean`);
 /// - counts (each drive's `read_bytes`, `write_bytes`, `ios`; `cost.events`, `cost.ios`)
 ///   and times (`cost.sim_s`, `cost.wall_s`): the sum over the runs, so the drives' `ios` add
 ///   up to `cost.ios` as in one run, and in a time-based run a drive's bytes over `cost.sim_s`
@@ -367,10 +368,10 @@ type RunUtils = (Report, Vec<f64>);
 struct Mean {
     base: Report,
     k: u32,
-    total: [f64; 7],
-    lat_max: f64,
-    drives: Vec<[f64; 6]>,
-    drive_max: Vec<f64>,
+    total: [f64; 4],
+    lat: LatencyMean,
+    drives: Vec<[f64; 3]>,
+    drive_lat: Vec<LatencyMean>,
     counts: Vec<[u64; 3]>,
     links: Vec<[f64; 2]>,
     utils: Vec<f64>,
@@ -389,20 +390,19 @@ struct Mean {
 /// maintenance task's rates and hours are means; bytes and I/O counts are sums.
 #[derive(Default)]
 struct PoolMean {
-    rates: [f64; 8],
-    lat_max: f64,
+    rates: [f64; 5],
+    lat: LatencyMean,
     counts: [u64; 5],
     maint: Vec<[f64; 2]>,
 }
 
 impl PoolMean {
     fn add(&mut self, p: &iopath_model::report::PoolResult) {
-        let l = &p.lat_us;
-        let v = [p.read_mb_s, p.write_mb_s, p.mb_s, p.iops, l.mean, l.p50, l.p99, p.overhead];
+        let v = [p.read_mb_s, p.write_mb_s, p.mb_s, p.iops, p.overhead];
         for (s, v) in self.rates.iter_mut().zip(v) {
             *s += v;
         }
-        self.lat_max = self.lat_max.max(l.max);
+        self.lat.add(&p.lat_us, 1.0);
         let c = [p.read_bytes, p.write_bytes, p.ios, p.member_read_bytes, p.member_write_bytes];
         for (s, v) in self.counts.iter_mut().zip(c) {
             *s += v;
@@ -418,9 +418,9 @@ impl PoolMean {
     }
 
     fn finish(&self, p: &mut iopath_model::report::PoolResult, k: f64) {
-        let [read, write, mb, iops, mean, p50, p99, overhead] = self.rates.map(|v| v / k);
+        let [read, write, mb, iops, overhead] = self.rates.map(|v| v / k);
         (p.read_mb_s, p.write_mb_s, p.mb_s, p.iops, p.overhead) = (read, write, mb, iops, overhead);
-        (p.lat_us.mean, p.lat_us.p50, p.lat_us.p99, p.lat_us.max) = (mean, p50, p99, self.lat_max);
+        p.lat_us = self.lat.finish(k);
         [p.read_bytes, p.write_bytes, p.ios, p.member_read_bytes, p.member_write_bytes] = self.counts;
         if let Some(m) = p.maintenance.as_mut() {
             let mut it = self.maint.iter().map(|s| [s[0] / k, s[1] / k]);
@@ -437,10 +437,10 @@ impl PoolMean {
 impl Mean {
     fn new(r: Report, utils: &[f64]) -> Mean {
         let mut m = Mean {
-            total: [0.0; 7],
-            lat_max: 0.0,
-            drives: vec![[0.0; 6]; r.drives.len()],
-            drive_max: vec![0.0; r.drives.len()],
+            total: [0.0; 4],
+            lat: LatencyMean::default(),
+            drives: vec![[0.0; 3]; r.drives.len()],
+            drive_lat: vec![LatencyMean::default(); r.drives.len()],
             counts: vec![[0; 3]; r.drives.len()],
             links: vec![[0.0; 2]; r.links.len()],
             utils: vec![0.0; utils.len()],
@@ -463,24 +463,15 @@ impl Mean {
     fn add(&mut self, x: &Report, utils: &[f64]) {
         self.k += 1;
         let t = &x.total;
-        for (s, v) in self.total.iter_mut().zip([
-            t.read_mb_s,
-            t.write_mb_s,
-            t.mb_s,
-            t.iops,
-            t.lat_us.mean,
-            t.lat_us.p50,
-            t.lat_us.p99,
-        ]) {
+        for (s, v) in self.total.iter_mut().zip([t.read_mb_s, t.write_mb_s, t.mb_s, t.iops]) {
             *s += v;
         }
-        self.lat_max = self.lat_max.max(t.lat_us.max);
+        self.lat.add(&t.lat_us, 1.0);
         for (i, d) in x.drives.iter().enumerate().take(self.drives.len()) {
-            let sums = [d.read_mb_s, d.write_mb_s, d.iops, d.lat_us.mean, d.lat_us.p50, d.lat_us.p99];
-            for (a, v) in self.drives[i].iter_mut().zip(sums) {
+            for (a, v) in self.drives[i].iter_mut().zip([d.read_mb_s, d.write_mb_s, d.iops]) {
                 *a += v;
             }
-            self.drive_max[i] = self.drive_max[i].max(d.lat_us.max);
+            self.drive_lat[i].add(&d.lat_us, 1.0);
             for (a, v) in self.counts[i].iter_mut().zip([d.read_bytes, d.write_bytes, d.ios]) {
                 *a += v;
             }
@@ -512,24 +503,18 @@ impl Mean {
         let k = f64::from(self.k);
         let mut r = self.base;
         r.workload = w.clone();
-        let [read, write, mb, iops, mean, p50, p99] = self.total.map(|v| v / k);
+        let [read, write, mb, iops] = self.total.map(|v| v / k);
         r.total.read_mb_s = read;
         r.total.write_mb_s = write;
         r.total.mb_s = mb;
         r.total.iops = iops;
-        r.total.lat_us.mean = mean;
-        r.total.lat_us.p50 = p50;
-        r.total.lat_us.p99 = p99;
-        r.total.lat_us.max = self.lat_max;
+        r.total.lat_us = self.lat.finish(k);
         for (i, d) in r.drives.iter_mut().enumerate() {
-            let [read, write, iops, mean, p50, p99] = self.drives[i].map(|v| v / k);
+            let [read, write, iops] = self.drives[i].map(|v| v / k);
             d.read_mb_s = read;
             d.write_mb_s = write;
             d.iops = iops;
-            d.lat_us.mean = mean;
-            d.lat_us.p50 = p50;
-            d.lat_us.p99 = p99;
-            d.lat_us.max = self.drive_max[i];
+            d.lat_us = self.drive_lat[i].finish(k);
             [d.read_bytes, d.write_bytes, d.ios] = self.counts[i];
         }
         for (l, s) in r.links.iter_mut().zip(&self.links) {

@@ -13,7 +13,7 @@
 pub mod jobfile;
 
 use iopath_model::report::{
-    Bottleneck, Cost, DriveResult, Latency, Measured, MeasuredTarget, Report, ReportKind, Total,
+    Bottleneck, Cost, DriveResult, Latency, Measured, MeasuredTarget, Percentile, Report, ReportKind, Total,
 };
 use iopath_model::workload::{Rw, Workload};
 use serde_json::Value;
@@ -106,21 +106,35 @@ fn options(v: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-/// Latency [us] from a fio stats object in `scale` us per unit (ns objects: 0.001).
-fn lat_from(o: &Value, scale: f64) -> Option<Latency> {
+/// Latency [us] from a fio stats object in `per_us` units per us (ns objects: 1000): the mean,
+/// max, fio's percentile list (`percentile`, keyed by the percentage) and, from
+/// `--output-format=json+`, the histogram `bins` (keyed by the bucket's value in the object's
+/// unit; kept for ns objects, whose keys are fio's bucket values in ns).
+fn lat_from(o: &Value, per_us: f64) -> Option<Latency> {
     let o = o.as_object()?;
-    let pct = |want: f64| -> Option<f64> {
-        let p = o.get("percentile")?.as_object()?;
-        p.iter()
-            .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, num(v))))
-            .find(|(k, _)| (k - want).abs() < 1e-6)
-            .map(|(_, v)| v * scale)
+    let mut percentiles: Vec<Percentile> = o
+        .get("percentile")
+        .and_then(Value::as_object)
+        .map(|p| p.iter().filter_map(|(k, v)| Some(Percentile { pct: k.parse().ok()?, us: num(v) / per_us })).collect())
+        .unwrap_or_default();
+    percentiles.sort_by(|a, b| a.pct.total_cmp(&b.pct));
+    let pct = |want: f64| percentiles.iter().find(|p| (p.pct - want).abs() < 1e-6).map(|p| p.us);
+    let (p50, p99) = (pct(50.0).unwrap_or(0.0), pct(99.0).unwrap_or(0.0));
+    let bins = match o.get("bins").and_then(Value::as_object) {
+        Some(b) if per_us == 1e3 => b
+            .iter()
+            .filter_map(|(k, v)| Some((k.parse::<u64>().ok()?, num(v) as u64)))
+            .filter(|&(_, c)| c > 0)
+            .collect(),
+        _ => BTreeMap::new(),
     };
     Some(Latency {
-        mean: o.get("mean").map(num)? * scale,
-        p50: pct(50.0).unwrap_or(0.0),
-        p99: pct(99.0).unwrap_or(0.0),
-        max: o.get("max").map(num).unwrap_or(0.0) * scale,
+        mean: o.get("mean").map(num)? / per_us,
+        p50,
+        p99,
+        max: o.get("max").map(num).unwrap_or(0.0) / per_us,
+        percentiles,
+        bins,
     })
 }
 
@@ -136,26 +150,21 @@ fn dir_from(d: &Value) -> FioDir {
         bw_bytes = get("bw") * 1024.0;
     }
     // Prefer total latency, then completion latency; ns (fio >= 2.99) before us (2.x).
-    let lat = |name: &str| d.get(format!("{name}_ns").as_str()).and_then(|o| lat_from(o, 1e-3));
+    let lat = |name: &str| d.get(format!("{name}_ns").as_str()).and_then(|o| lat_from(o, 1e3));
     let lat_old = |name: &str| d.get(name).and_then(|o| lat_from(o, 1.0));
     let mut l =
         lat("lat").or_else(|| lat_old("lat")).or_else(|| lat("clat")).or_else(|| lat_old("clat")).unwrap_or_default();
-    // fio computes percentiles for clat by default, for lat only on request.
-    if l.p50 == 0.0
+    // fio computes percentiles (and json+ bins) for clat by default, for lat only on request.
+    if l.percentiles.is_empty()
         && let Some(c) = lat("clat").or_else(|| lat_old("clat"))
     {
-        l.p50 = c.p50;
-        l.p99 = c.p99;
+        (l.p50, l.p99, l.percentiles, l.bins) = (c.p50, c.p99, c.percentiles, c.bins);
     }
     FioDir { io_bytes, bw_bytes, iops: get("iops"), total_ios: get("total_ios") as u64, runtime_ms, lat_us: l }
 }
 
 fn merge_dir(a: &mut FioDir, b: &FioDir) {
-    let n = (a.total_ios + b.total_ios).max(1) as f64;
-    a.lat_us.mean = (a.lat_us.mean * a.total_ios as f64 + b.lat_us.mean * b.total_ios as f64) / n;
-    a.lat_us.p50 = a.lat_us.p50.max(b.lat_us.p50);
-    a.lat_us.p99 = a.lat_us.p99.max(b.lat_us.p99);
-    a.lat_us.max = a.lat_us.max.max(b.lat_us.max);
+    a.lat_us.merge(&b.lat_us, a.total_ios, b.total_ios);
     a.io_bytes += b.io_bytes;
     a.bw_bytes += b.bw_bytes;
     a.iops += b.iops;
@@ -242,23 +251,17 @@ pub fn to_report(out: &FioOutput, ids: &BTreeMap<String, String>, topology: &str
     let mut total = Total::default();
     let mut secs: f64 = 0.0;
     let mut ios = 0;
-    let mut lat_weight = 0.0;
     for j in &out.jobs {
         let id = ids.get(&j.jobname).cloned().or_else(|| j.filename.clone()).unwrap_or_else(|| j.jobname.clone());
         let n = j.read.total_ios + j.write.total_ios;
-        let nf = n.max(1) as f64;
-        let lat = Latency {
-            mean: (j.read.lat_us.mean * j.read.total_ios as f64 + j.write.lat_us.mean * j.write.total_ios as f64) / nf,
-            p50: j.read.lat_us.p50.max(j.write.lat_us.p50),
-            p99: j.read.lat_us.p99.max(j.write.lat_us.p99),
-            max: j.read.lat_us.max.max(j.write.lat_us.max),
-        };
+        let mut lat = j.read.lat_us.clone();
+        lat.merge(&j.write.lat_us, j.read.total_ios, j.write.total_ios);
         let d = DriveResult {
             id,
             read_mb_s: j.read.bw_bytes / 1e6,
             write_mb_s: j.write.bw_bytes / 1e6,
             iops: j.read.iops + j.write.iops,
-            lat_us: lat,
+            lat_us: lat.clone(),
             read_bytes: j.read.io_bytes,
             write_bytes: j.write.io_bytes,
             ios: n,
@@ -268,16 +271,9 @@ pub fn to_report(out: &FioOutput, ids: &BTreeMap<String, String>, topology: &str
         total.read_mb_s += d.read_mb_s;
         total.write_mb_s += d.write_mb_s;
         total.iops += d.iops;
-        total.lat_us.mean += lat.mean * n as f64;
-        total.lat_us.p50 = total.lat_us.p50.max(lat.p50);
-        total.lat_us.p99 = total.lat_us.p99.max(lat.p99);
-        total.lat_us.max = total.lat_us.max.max(lat.max);
-        lat_weight += n as f64;
+        total.lat_us.merge(&lat, ios, n);
         ios += n;
         drives.push(d);
-    }
-    if lat_weight > 0.0 {
-        total.lat_us.mean /= lat_weight;
     }
     total.mb_s = total.read_mb_s + total.write_mb_s;
     let targets = out
@@ -493,6 +489,45 @@ mod tests {
         let ids = BTreeMap::from([("sdb".to_string(), "D".to_string())]);
         let r = to_report(&o, &ids, "t");
         assert_eq!(r.drives[0].id, "D");
+    }
+
+    /// `fio --output-format=json+` of two jobs on two drives: job a did 90 reads in fio's
+    /// bucket of 100 us (bucket value 99,840 ns: msb 16, 10 error bits, offset 97 & 63 = 33,
+    /// so 2^16 + 33 * 2^10 + 2^9), job b 10 reads in the bucket of 1 ms (1,003,520 ns).
+    const FIO_PLUS: &str = r#"{ "fio version" : "fio-3.33", "jobs" : [
+      { "jobname" : "a", "job options" : { "filename" : "/dev/loop0" },
+        "read" : { "io_bytes" : 368640, "bw_bytes" : 368640, "iops" : 90.0, "runtime" : 1000, "total_ios" : 90,
+                   "clat_ns" : { "min" : 99000, "max" : 100500, "mean" : 100000.0,
+                                 "percentile" : { "50.000000" : 99840, "99.000000" : 99840, "99.900000" : 99840 },
+                                 "bins" : { "99840" : 90 } },
+                   "lat_ns" : { "min" : 99500, "max" : 101000, "mean" : 100500.0 } },
+        "write" : { "io_bytes" : 0, "bw_bytes" : 0, "iops" : 0, "runtime" : 0, "total_ios" : 0 } },
+      { "jobname" : "b", "job options" : { "filename" : "/dev/loop1" },
+        "read" : { "io_bytes" : 40960, "bw_bytes" : 40960, "iops" : 10.0, "runtime" : 1000, "total_ios" : 10,
+                   "clat_ns" : { "min" : 999000, "max" : 1001000, "mean" : 1000000.0,
+                                 "percentile" : { "50.000000" : 1003520, "99.000000" : 1003520, "99.900000" : 1003520 },
+                                 "bins" : { "1003520" : 10 } },
+                   "lat_ns" : { "min" : 999500, "max" : 1001500, "mean" : 1000500.0 } },
+        "write" : { "io_bytes" : 0, "bw_bytes" : 0, "iops" : 0, "runtime" : 0, "total_ios" : 0 } } ] }"#;
+
+    #[test]
+    fn json_plus_bins_are_kept_and_a_total_reads_its_percentiles_from_them() {
+        let o = parse_fio_json("t.json", FIO_PLUS).unwrap();
+        let r = to_report(&o, &BTreeMap::new(), "t");
+        let a = &r.drives[0].lat_us;
+        // Percentiles come from clat (lat has none by default); the mean from lat.
+        assert_eq!((a.mean, a.p50, a.at(99.9)), (100.5, 99.84, Some(99.84)));
+        assert_eq!(a.bins, BTreeMap::from([(99_840, 90)]));
+        // Together: 90 of 100 I/Os are in the 100 us bucket, so p50 and p90 are 99.84 us and
+        // p99 is 1,003.52 us; the larger of the two jobs' p50 (the rule without bins) would
+        // say 1,003.52 us for p50.
+        let t = &r.total.lat_us;
+        assert_eq!((t.p50, t.p99), (99.84, 1003.52));
+        assert_eq!(t.bins.values().sum::<u64>(), 100);
+        assert_eq!(t.at(99.9), Some(1003.52));
+        assert!((t.mean - (90.0 * 100.5 + 10.0 * 1000.5) / 100.0).abs() < 1e-9, "{}", t.mean);
+        // fio's 2.x microsecond objects carry no ns bins.
+        assert!(parse_fio_json("t", FIO2).unwrap().jobs[0].read.lat_us.bins.is_empty());
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub fn drive(id: &str, read: f64, write: f64, p99: f64) -> DriveResult {
         read_mb_s: read,
         write_mb_s: write,
         iops: (read + write) * 1e6 / 131072.0,
-        lat_us: Latency { mean: p99 * 0.6, p50: p99 * 0.5, p99, max: p99 * 2.0 },
+        lat_us: Latency { mean: p99 * 0.6, p50: p99 * 0.5, p99, max: p99 * 2.0, ..Latency::default() },
         ..Default::default()
     }
 }
@@ -36,7 +36,7 @@ pub fn report(drives: Vec<DriveResult>, bottleneck: &str, util: f64) -> Report {
             write_mb_s: write,
             mb_s: read + write,
             iops,
-            lat_us: Latency { mean: p99 * 0.6, p50: p99 * 0.5, p99, max: p99 * 2.0 },
+            lat_us: Latency { mean: p99 * 0.6, p50: p99 * 0.5, p99, max: p99 * 2.0, ..Latency::default() },
         },
         links: vec![
             LinkUtil {

@@ -29,7 +29,7 @@
 use super::*;
 use iopath_model::cpu::Kernel;
 use iopath_model::pool::{Fanout, LogicalIo, Maintenance, Pool, Task};
-use iopath_model::report::{CpuUse, MaintenanceResult, MaintenanceSegment};
+use iopath_model::report::{CpuUse, Latency, LatencyMean, MaintenanceResult, MaintenanceSegment};
 
 /// Not part of a logical I/O: an I/O of a per-drive job.
 pub(super) const NO_PARENT: u32 = u32::MAX;
@@ -776,7 +776,13 @@ impl Sim {
             failed: p.failed.iter().map(|&d| p.topo.nodes[d].id.clone()).collect(),
             maintenance: None,
         };
-        let total = Total { read_mb_s: r.read_mb_s, write_mb_s: r.write_mb_s, mb_s: r.mb_s, iops: r.iops, lat_us: lat };
+        let total = Total {
+            read_mb_s: r.read_mb_s,
+            write_mb_s: r.write_mb_s,
+            mb_s: r.mb_s,
+            iops: r.iops,
+            lat_us: r.lat_us.clone(),
+        };
         Some((r, total))
     }
 }
@@ -892,13 +898,12 @@ fn time_weighted(t: &Topology, parts: &[(Report, Vec<f64>)], weights: &[f64], ba
     let mut r = parts[base].0.clone();
     let mut utils = vec![0.0; parts[base].1.len()];
     let wsum = |f: &dyn Fn(&Report) -> f64| parts.iter().zip(weights).map(|((p, _), w)| w * f(p)).sum::<f64>();
-    let lat = |f: &dyn Fn(&Report) -> &iopath_model::report::Latency| {
-        let mut l = *f(&parts[base].0);
-        l.mean = wsum(&|p| f(p).mean);
-        l.p50 = wsum(&|p| f(p).p50);
-        l.p99 = wsum(&|p| f(p).p99);
-        l.max = parts.iter().map(|(p, _)| f(p).max).fold(0.0, f64::max);
-        l
+    let lat = |f: &dyn Fn(&Report) -> &Latency| {
+        let mut m = LatencyMean::default();
+        for ((p, _), &w) in parts.iter().zip(weights) {
+            m.add(f(p), w);
+        }
+        m.finish(1.0)
     };
     (r.total.read_mb_s, r.total.write_mb_s) = (wsum(&|p| p.total.read_mb_s), wsum(&|p| p.total.write_mb_s));
     (r.total.mb_s, r.total.iops) = (wsum(&|p| p.total.mb_s), wsum(&|p| p.total.iops));
@@ -944,11 +949,13 @@ fn time_weighted(t: &Topology, parts: &[(Report, Vec<f64>)], weights: &[f64], ba
         if logical > 0 {
             pool.overhead = (pool.member_read_bytes + pool.member_write_bytes) as f64 / logical as f64;
         }
-        let mut l = pool.lat_us;
-        let pl = |f: &dyn Fn(&iopath_model::report::Latency) -> f64| pr(&|x| f(&x.lat_us));
-        (l.mean, l.p50, l.p99) = (pl(&|l| l.mean), pl(&|l| l.p50), pl(&|l| l.p99));
-        l.max = parts.iter().filter_map(|(p, _)| p.pool.as_ref()).map(|x| x.lat_us.max).fold(0.0, f64::max);
-        pool.lat_us = l;
+        let mut m = LatencyMean::default();
+        for ((p, _), &w) in parts.iter().zip(weights) {
+            if let Some(x) = &p.pool {
+                m.add(&x.lat_us, w);
+            }
+        }
+        pool.lat_us = m.finish(1.0);
     }
     (r, utils)
 }

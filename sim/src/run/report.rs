@@ -235,10 +235,5 @@ pub(crate) fn latency(h: &Histogram<u32>, sum_ns: f64, n: u64) -> Latency {
     if n == 0 {
         return Latency::default();
     }
-    Latency {
-        mean: sum_ns / n as f64 / 1e3,
-        p50: (h.value_at_quantile(0.5) * LAT_UNIT_NS) as f64 / 1e3,
-        p99: (h.value_at_quantile(0.99) * LAT_UNIT_NS) as f64 / 1e3,
-        max: (h.max() * LAT_UNIT_NS) as f64 / 1e3,
-    }
+    crate::latency::summarize(h, LAT_UNIT_NS, sum_ns / n as f64 / 1e3)
 }

@@ -139,16 +139,13 @@ pub(super) fn summarise(
     }
 }
 
+/// The summary of a latency histogram recorded in nanoseconds (the simulator's summary, so
+/// measured and simulated reports carry the same percentile list and fio bins).
 fn latency(h: &Histogram<u64>) -> Latency {
     if h.is_empty() {
         return Latency::default();
     }
-    Latency {
-        mean: h.mean() / 1000.0,
-        p50: h.value_at_quantile(0.5) as f64 / 1000.0,
-        p99: h.value_at_quantile(0.99) as f64 / 1000.0,
-        max: h.max() as f64 / 1000.0,
-    }
+    iopath_sim::latency::summarize(h, 1, h.mean() / 1000.0)
 }
 
 /// Coefficient of variation of samples (std / mean); `None` with fewer than 3 samples.
