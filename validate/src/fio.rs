@@ -172,6 +172,30 @@ fn merge_dir(a: &mut FioDir, b: &FioDir) {
     a.runtime_ms = a.runtime_ms.max(b.runtime_ms);
 }
 
+impl FioOutput {
+    /// Whether every job of a group entry ran on one file: every job on the global
+    /// `filename`, or the group holds just one section's `numjobs` clones.
+    pub fn group_on_one_file(&self, job: &FioJob) -> bool {
+        let numjobs = job.options.get("numjobs").and_then(|v| v.trim().parse::<u32>().ok()).unwrap_or(1);
+        self.global_options.contains_key("filename") || job.jobs_in_entry() == Some(numjobs)
+    }
+
+    /// How many drives a job entry's numbers cover: 1 for a job of its own; for a group
+    /// (`group_reporting`) the devices fio's `disk_util` names when the output holds that one
+    /// group, else 1 when every job of the group ran on one file; `None` when fio's JSON
+    /// does not tell.
+    pub fn drives_of(&self, job: &FioJob) -> Option<usize> {
+        if !job.group_reporting {
+            return Some(1);
+        }
+        let groups: std::collections::BTreeSet<u64> = self.jobs.iter().map(|j| j.groupid).collect();
+        if groups.len() == 1 && !self.disk_util.is_empty() {
+            return Some(self.disk_util.len());
+        }
+        self.group_on_one_file(job).then_some(1)
+    }
+}
+
 /// Parses fio's JSON output; `file` names it in errors.
 pub fn parse_fio_json(file: &str, text: &str) -> Result<FioOutput, FioError> {
     let start =
@@ -251,6 +275,7 @@ pub fn to_report(out: &FioOutput, ids: &BTreeMap<String, String>, topology: &str
     let mut total = Total::default();
     let mut secs: f64 = 0.0;
     let mut ios = 0;
+    let mut warnings = Vec::new();
     for j in &out.jobs {
         let id = ids.get(&j.jobname).cloned().or_else(|| j.filename.clone()).unwrap_or_else(|| j.jobname.clone());
         let n = j.read.total_ios + j.write.total_ios;
@@ -267,6 +292,18 @@ pub fn to_report(out: &FioOutput, ids: &BTreeMap<String, String>, topology: &str
             ios: n,
             ..Default::default()
         };
+        if j.group_reporting {
+            let jobs = j.jobs_in_entry().map_or("several".to_string(), |n| n.to_string());
+            let over = match out.drives_of(j) {
+                Some(1) => "all on one file".to_string(),
+                Some(n) => format!("over {n} devices"),
+                None => "over files fio's JSON does not list".to_string(),
+            };
+            warnings.push(format!(
+                "fio job {:?} is a group (group_reporting) of {jobs} jobs, {over}: its numbers, under {:?}, are the group's sum, not one drive's",
+                j.jobname, d.id
+            ));
+        }
         secs = secs.max(j.read.runtime_ms.max(j.write.runtime_ms) as f64 / 1000.0);
         total.read_mb_s += d.read_mb_s;
         total.write_mb_s += d.write_mb_s;
@@ -303,7 +340,7 @@ pub fn to_report(out: &FioOutput, ids: &BTreeMap<String, String>, topology: &str
         cost: Cost { events: 0, ios, wall_s: secs, sim_s: secs, cpu_s: None },
         partial: false,
         covered_s: None,
-        warnings: Vec::new(),
+        warnings,
         spread: None,
         pool: None,
         cpu: Vec::new(),

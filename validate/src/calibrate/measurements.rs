@@ -298,8 +298,19 @@ pub fn overlay(name: &str, m: &Measured) -> Result<Vec<Series>, CalibrateError> 
         Measured::Fio { text, .. } => {
             let out = fio::parse_fio_json(name, text)
                 .map_err(|e| CalibrateError::Format { file: name.to_string(), message: e.to_string() })?;
+            // The point's x is the drives the run covered: a group entry counts its devices.
+            let mut drives = 0;
+            for job in &out.jobs {
+                drives += out.drives_of(job).ok_or_else(|| CalibrateError::Format {
+                    file: name.to_string(),
+                    message: format!(
+                        "fio job {:?} reports a group (group_reporting) over files fio's JSON does not list, so how many drives its point covers is unknown; run the jobs without group_reporting, or on block devices (whose disk_util fio lists)",
+                        job.jobname
+                    ),
+                })?;
+            }
             let r = fio::to_report(&out, &Default::default(), "fio");
-            one(format!("{name} (fio)"), vec![(r.drives.len() as f64, r.total.mb_s)])
+            one(format!("{name} (fio)"), vec![(drives as f64, r.total.mb_s)])
         }
         Measured::Table(t) => table_series(name, t),
     }
@@ -673,10 +684,8 @@ fn job_drives(
     }
     // One file for the whole group: every job on the global filename, or the group holds
     // just one section's numjobs clones.
-    let numjobs = job.options.get("numjobs").and_then(|v| v.trim().parse::<u32>().ok()).unwrap_or(1);
-    let one_file = out.global_options.contains_key("filename") || job.jobs_in_entry() == Some(numjobs);
     match map_target(topo, opts, &[&fname]) {
-        Some(d) if one_file => Ok(vec![d]),
+        Some(d) if out.group_on_one_file(job) => Ok(vec![d]),
         _ => Err(CalibrateError::UnlistedGroup {
             file: file.to_string(),
             job: job.jobname.clone(),
@@ -904,6 +913,33 @@ parent = "hba"
             e.contains("p.csv:2: column 2 (set): set hba.uplink=bogus: uplink: expected") && !e.contains("--set"),
             "{e}"
         );
+    }
+
+    /// fio's JSON of one group (`group_reporting`) of sections d0 and d1 on two loop
+    /// devices, 52.26 MB/s for the group (`job_runtime` 4000 over `runtime` 2000: two jobs).
+    fn fio_group(disk_util: bool) -> String {
+        let util = if disk_util { r#", "disk_util" : [ { "name" : "loop250" }, { "name" : "loop251" } ]"# } else { "" };
+        format!(
+            r#"{{ "fio version" : "fio-3.33", "global options" : {{ "rw" : "read", "group_reporting" : "1" }},
+  "jobs" : [ {{ "jobname" : "d0", "groupid" : 0, "job options" : {{ "filename" : "/dev/loop251" }},
+      "read" : {{ "io_bytes" : 104520000, "bw_bytes" : 52260000, "iops" : 49.84, "runtime" : 2000,
+                 "total_ios" : 100, "lat_ns" : {{ "mean" : 80000000.0, "max" : 90000000 }} }},
+      "write" : {{ "io_bytes" : 0, "bw_bytes" : 0, "iops" : 0, "runtime" : 0, "total_ios" : 0 }},
+      "job_runtime" : 4000 }} ]{util} }}"#
+        )
+    }
+
+    #[test]
+    fn a_fio_group_is_plotted_at_its_devices_or_refused() {
+        // Two devices in disk_util: the group's 52.26 MB/s is a point at 2 drives, not 1.
+        let s = overlay("g", &recognise("g.json", &fio_group(true)).unwrap()).unwrap();
+        assert_eq!(s[0].points, vec![(2.0, 52.26)]);
+        // Without disk_util the group's files are not listed: its x is unknown, so no point.
+        let e = overlay("g", &recognise("g.json", &fio_group(false)).unwrap()).unwrap_err().to_string();
+        assert!(e.contains("job \"d0\"") && e.contains("group_reporting") && e.contains("unknown"), "{e}");
+        // The report made of it says the numbers are the group's.
+        let r = fio::to_report(&fio::parse_fio_json("g.json", &fio_group(true)).unwrap(), &Default::default(), "t");
+        assert!(r.warnings.iter().any(|w| w.contains("group") && w.contains("over 2 devices")), "{:?}", r.warnings);
     }
 
     #[test]
