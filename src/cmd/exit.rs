@@ -92,7 +92,9 @@ impl Classify for CalibrateError {
             | CalibrateError::Unmapped { .. }
             | CalibrateError::UnlistedGroup { .. }
             | CalibrateError::NothingToFit
-            | CalibrateError::Input(_) => Class::Usage,
+            | CalibrateError::Point { .. }
+            | CalibrateError::NoSuchDrive { .. }
+            | CalibrateError::NoPoints => Class::Usage,
             CalibrateError::Run(_) => Class::Runtime,
         }
     }
@@ -175,8 +177,9 @@ mod tests {
     #[test]
     fn the_table_gives_each_class_its_code() {
         assert_eq!([Class::Usage.code(), Class::Runtime.code(), Class::Interrupted.code()], [2, 1, 130]);
-        let e = CalibrateError::Input("x".into());
+        let e = CalibrateError::Point { point: "p.json".into(), message: "no workload".into() };
         assert_eq!(CliError::from_lib(None, e).code, USAGE);
+        assert_eq!(CliError::from_lib(None, CalibrateError::NoPoints).code, USAGE);
         assert_eq!(CliError::from_lib(None, CalibrateError::Run("x".into())).code, RUNTIME);
         let t = TargetError::Interrupted { path: "f".into(), done: 1, size: 2 };
         assert_eq!(CliError::from_lib(None, MeasureError::Target(t)).code, INTERRUPTED);
@@ -186,7 +189,7 @@ mod tests {
 
     #[test]
     fn the_option_comes_first_in_the_message() {
-        let e = CliError::from_lib(Some("--map job0"), CalibrateError::Input("expected JOB=DRIVE".into()));
-        assert_eq!(e.to_string(), "error: --map job0: expected JOB=DRIVE");
+        let e = CliError::from_lib(Some("--map job0"), CalibrateError::Map { entry: "job0".into() });
+        assert_eq!(e.to_string(), "error: --map job0: \"job0\": expected JOB=DRIVE, e.g. job0=D");
     }
 }

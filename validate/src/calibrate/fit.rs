@@ -476,11 +476,14 @@ pub fn fit(
         return Err(CalibrateError::NothingToFit);
     }
     if points.is_empty() {
-        return Err(CalibrateError::Input("no measured points to fit".into()));
+        return Err(CalibrateError::NoPoints);
     }
     for p in points {
         if !(p.observed.is_finite() && p.observed > 0.0) {
-            return Err(CalibrateError::Input(format!("{}: observed value {} is not positive", p.label, p.observed)));
+            return Err(CalibrateError::Point {
+                point: p.label.clone(),
+                message: format!("observed value {} is not positive", p.observed),
+            });
         }
     }
     let x0 = DVector::from_iterator(frees.len(), frees.iter().map(|f| f.to_x(f.start)));

@@ -404,11 +404,12 @@ fn check_drive(file: &str, topo: &Topology, d: &str) -> Result<(), CalibrateErro
     if topo.drives.iter().any(|&ix| topo.nodes[ix].id == d) {
         Ok(())
     } else {
-        Err(CalibrateError::Input(format!(
-            "{file}: drive {d:?} is not in topology {} (its drives: {})",
-            topo.name,
-            drive_ids(topo).join(", ")
-        )))
+        Err(CalibrateError::NoSuchDrive {
+            file: file.to_string(),
+            drive: d.to_string(),
+            topology: topo.name.clone(),
+            drives: drive_ids(topo).join(", "),
+        })
     }
 }
 
@@ -453,7 +454,7 @@ fn describe(spec: &WorkloadSpec) -> String {
 
 /// A point from a report (measured, or simulated by iopath).
 fn report_point(label: &str, r: &Value, topo: &Topology, opts: &LoadOptions) -> Result<Point, CalibrateError> {
-    let bad = |m: &str| CalibrateError::Input(format!("{label}: {m}"));
+    let bad = |m: &str| CalibrateError::Point { point: label.to_string(), message: m.to_string() };
     let w = r.get("workload").ok_or_else(|| bad("no workload"))?;
     let total =
         r.get("total").and_then(|t| t.get("mb_s")).and_then(Value::as_f64).ok_or_else(|| bad("no total.mb_s"))?;
@@ -542,7 +543,7 @@ fn fio_points(
 ) -> Result<Point, CalibrateError> {
     let out = fio::parse_fio_json(file, text)
         .map_err(|e| CalibrateError::Format { file: file.to_string(), message: e.to_string() })?;
-    let bad = |m: String| CalibrateError::Input(format!("{file}: {m}"));
+    let bad = |message: String| CalibrateError::Point { point: file.to_string(), message };
     let mut spec: Option<WorkloadSpec> = None;
     let mut drives: Vec<String> = Vec::new();
     let mut total = 0.0;

@@ -72,9 +72,16 @@ pub enum CalibrateError {
     /// Nothing to fit: no free figure was given.
     #[error("nothing to fit: no free figure NODE.PARAM was given")]
     NothingToFit,
-    /// Other bad input: a point's content (its label first).
-    #[error("{0}")]
-    Input(String),
+    /// A measured point cannot be used: `point` is its label (or its file), `message` what
+    /// is wrong with its content.
+    #[error("{point}: {message}")]
+    Point { point: String, message: String },
+    /// A drive a measurement names is not in the topology.
+    #[error("{file}: drive {drive:?} is not in topology {topology} (its drives: {drives})")]
+    NoSuchDrive { file: String, drive: String, topology: String, drives: String },
+    /// The measurements hold no point to fit.
+    #[error("no measured points to fit")]
+    NoPoints,
     /// A simulation failed or the fit could not proceed (exit code 1).
     #[error("{0}")]
     Run(String),
