@@ -79,9 +79,9 @@ fn check_report(r: &Value) {
     }
 }
 
-#[test]
-fn a_simulated_run_has_fios_percentiles_and_bins_per_drive_and_in_total() {
-    let r = json(&iopath(&[
+/// `simulate` of 4 KiB random reads on the 6-SSD topology, as JSON.
+fn randread_6ssd(iodepth: &str, runtime: &str, replications: &str) -> Value {
+    json(&iopath(&[
         "simulate",
         "configs/asm1166-6ssd.toml",
         "--rw",
@@ -89,34 +89,23 @@ fn a_simulated_run_has_fios_percentiles_and_bins_per_drive_and_in_total() {
         "--bs",
         "4k",
         "--iodepth",
-        "8",
+        iodepth,
         "--runtime",
-        "50ms",
+        runtime,
+        "--replications",
+        replications,
         "--json",
-    ]));
-    check_report(&r);
+    ]))
+}
+
+#[test]
+fn a_simulated_run_has_fios_percentiles_and_bins_per_drive_and_in_total() {
+    check_report(&randread_6ssd("8", "50ms", "1"));
 }
 
 #[test]
 fn replications_average_the_list_and_add_the_bins() {
-    let run = |n: &str| {
-        json(&iopath(&[
-            "simulate",
-            "configs/asm1166-6ssd.toml",
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--iodepth",
-            "4",
-            "--runtime",
-            "30ms",
-            "--replications",
-            n,
-            "--json",
-        ]))
-    };
-    let (one, three) = (run("1"), run("3"));
+    let (one, three) = (randread_6ssd("4", "30ms", "1"), randread_6ssd("4", "30ms", "3"));
     // Three runs count three times the I/Os (drive `ios` are sums over the runs), and the
     // bins must count every one of them, not the first run's alone.
     check_report(&three);
