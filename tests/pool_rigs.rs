@@ -127,16 +127,22 @@ impl Sim {
     }
 }
 
-/// `measure`, run a second time when the rate falls outside `lo..=hi`, keeping the higher:
-/// the caps are the only thing the rig should measure, and other work on the machine (the
-/// backing disk, the CPU btrfs's workers and zfs-fuse need) only ever lowers a rate.
+/// `measure`, run again (three runs at most) while the rate falls outside `lo..=hi`, keeping
+/// the highest: the caps are the only thing the rig should measure, and other work on the
+/// machine (the backing disk, the CPU btrfs's workers and zfs-fuse need) only ever lowers a
+/// rate. A dip lasts seconds at a time (measured on an idle CI-like machine: btrfs raid6 x5
+/// at 54.5 and 75.5 MB/s for the same 75.5 MB/s of caps in consecutive runs), so one retry
+/// was not always past it.
 fn measure_rate(file: &Path, args: &[&str], (lo, hi): (f64, f64)) -> f64 {
-    let first = measure(file, args);
-    if (lo..=hi).contains(&first) {
-        return first;
+    let mut best = measure(file, args);
+    for _ in 1..3 {
+        if (lo..=hi).contains(&best) {
+            break;
+        }
+        eprintln!("  measure {args:?}: {best:.2} MB/s outside {lo:.2}..{hi:.2}: measuring once more");
+        best = best.max(measure(file, args));
     }
-    eprintln!("  measure {args:?}: {first:.2} MB/s outside {lo:.2}..{hi:.2}: measuring once more");
-    first.max(measure(file, args))
+    best
 }
 
 /// Sum over members of bytes (read, written) between two snapshots.

@@ -3,8 +3,9 @@
 //! - raid0/raid5/raid6 stripe `BTRFS_STRIPE_LEN` (64 KiB) elements over every device of
 //!   the chunk; raid10 stripes them over mirror pairs (`sub_stripes = 2`), which is the near
 //!   layout of [`super::md::Near`] with a 64 KiB unit.
-//! - raid1/raid1c3: 2 or 3 copies of each block group (1 GiB data chunks) on the devices
-//!   with the most free space: equal devices take turns, the near layout with a 1 GiB unit.
+//! - raid1/raid1c3: 2 or 3 copies of each block group on the devices with the most free
+//!   space: equal devices take turns, the near layout whose unit is the data chunk's
+//!   per-device stripe ([`mirror_chunk`]: 1 GiB, less on small file systems).
 //! - Mirror reads: `find_live_mirror` with the default `read_policy` "pid" picks copy
 //!   `pid % num_copies` (fs/btrfs/volumes.c), so one job reads from one device only.
 //! - raid5/6: full stripe number `s` has its data stripes rotated by `s % n` (parity after
@@ -21,17 +22,31 @@ use super::{BTRFS_STRIPE_LEN, Fanout, Layout, LogicalIo, MemberIo, PAGE, Pool};
 use crate::topology::NodeIx;
 use std::collections::BTreeSet;
 
-/// btrfs's data chunk stripe per device: 1 GiB (fs/btrfs/volumes.c: data block groups get
-/// `max_stripe_size = SZ_1G` on file systems over 50 GiB).
+/// btrfs's largest data chunk stripe per device: 1 GiB (fs/btrfs/volumes.c,
+/// `init_alloc_chunk_ctl_policy_regular`: data block groups get `max_stripe_size = SZ_1G`).
 pub const BLOCK_GROUP: u64 = 1 << 30;
+
+/// The per-device stripe of a raid1/raid1c3 data chunk. btrfs caps a chunk at 10% of the
+/// file system's writable bytes as well as at 1 GiB per device
+/// (`init_alloc_chunk_ctl_policy_regular`; `decide_stripe_size_regular` rounds the 10% up to
+/// 16 MiB, then down to `BTRFS_STRIPE_LEN`), so a small file system gets small chunks: two
+/// 256 MiB devices in raid1 get 64 MiB chunks and store 256 MiB, where 1 GiB chunks would
+/// fit none. A mirror chunk has one data stripe, so its size is its per-device stripe.
+pub(crate) fn mirror_chunk(pool: &Pool) -> u64 {
+    const SZ_16M: u64 = 16 << 20;
+    let writable: u64 = pool.sizes.iter().flatten().sum();
+    let tenth = (writable / 10).div_ceil(SZ_16M) * SZ_16M;
+    let stripe = tenth.min(BLOCK_GROUP).min(pool.smallest(0));
+    (stripe / BTRFS_STRIPE_LEN * BTRFS_STRIPE_LEN).max(BTRFS_STRIPE_LEN)
+}
 
 pub(crate) fn map(pool: &Pool, io: LogicalIo, failed: &[NodeIx]) -> Fanout {
     let m = &pool.vdevs[0];
     let pick = Some(io.job);
     match pool.layout {
         Layout::BtrfsRaid0 => stripe(m, BTRFS_STRIPE_LEN, io),
-        Layout::BtrfsRaid1 => Near { members: m, unit: BLOCK_GROUP, copies: 2 }.map(io, failed, pick),
-        Layout::BtrfsRaid1c3 => Near { members: m, unit: BLOCK_GROUP, copies: 3 }.map(io, failed, pick),
+        Layout::BtrfsRaid1 => Near { members: m, unit: mirror_chunk(pool), copies: 2 }.map(io, failed, pick),
+        Layout::BtrfsRaid1c3 => Near { members: m, unit: mirror_chunk(pool), copies: 3 }.map(io, failed, pick),
         Layout::BtrfsRaid10 => Near { members: m, unit: BTRFS_STRIPE_LEN, copies: 2 }.map(io, failed, pick),
         _ => {
             let rows = Rows { members: m, unit: BTRFS_STRIPE_LEN, p: pool.layout.parity(), place: btrfs_place };

@@ -476,11 +476,11 @@ impl Pool {
     }
 
     /// The unit a near-copy layout places on one member before moving to the next: md's
-    /// chunk (raid1, raid10 near-2), a btrfs block group (raid1, raid1c3) or btrfs's
+    /// chunk (raid1, raid10 near-2), a btrfs data chunk's stripe (raid1, raid1c3) or btrfs's
     /// `BTRFS_STRIPE_LEN` (raid10).
     pub(crate) fn near_unit(&self) -> u64 {
         match self.layout {
-            Layout::BtrfsRaid1 | Layout::BtrfsRaid1c3 => btrfs::BLOCK_GROUP,
+            Layout::BtrfsRaid1 | Layout::BtrfsRaid1c3 => btrfs::mirror_chunk(self),
             Layout::BtrfsRaid10 => BTRFS_STRIPE_LEN,
             _ => self.chunk,
         }

@@ -279,6 +279,15 @@ fn usable_capacity_per_layout() {
     // 1e12 / 1 GiB = 931 whole block groups per member, each in all three copies.
     assert_eq!(u(Layout::BtrfsRaid1c3, 3), 931 << 30);
     assert_eq!(u(Layout::BtrfsRaid6, 5), 3 * tb);
+    // Small btrfs mirrors get small chunks (10% of the writable bytes, rounded up to
+    // 16 MiB): raid1 over 2 x 256 MiB has 64 MiB chunks and stores all 256 MiB (1 GiB units
+    // would store nothing); raid1c3 over 4 x 100 MiB: 10% of 400 MiB = 40 MiB, up to 48 MiB;
+    // 2 whole rows per member x 4 / 3 = 2 chunks of 48 MiB.
+    let mib = 1u64 << 20;
+    let small = pool(Layout::BtrfsRaid1, 2, 256 * mib);
+    assert_eq!((btrfs::mirror_chunk(&small), small.usable()), (64 * mib, 256 * mib));
+    let small = pool(Layout::BtrfsRaid1c3, 4, 100 * mib);
+    assert_eq!((btrfs::mirror_chunk(&small), small.usable()), (48 * mib, 2 * 48 * mib));
     // RAIDZ1 of 4 at 128 KiB, ashift 12: 32 data sectors + ceil(32 / 3) = 11 parity = 43,
     // rounded up to a multiple of 2: 44 sectors per record; 4 x 1e12 / 4096 = 976,562,500
     // sectors hold 22,194,602 records of 128 KiB.
