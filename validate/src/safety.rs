@@ -458,8 +458,27 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
     v
 }
 
+/// Decodes the kernel's escapes in a mountinfo field (`mangle` in fs/proc_namespace.c writes
+/// space, tab, newline, backslash and `#` as `\ooo`): any backslash and three octal digits is
+/// that byte.
 fn unescape_mount(s: &str) -> String {
-    s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = b.get(i + 1..i + 4).filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match oct {
+            Some(d) => {
+                out.push(d.iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0')) as u8);
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn read_dev(p: &Path) -> Option<(u32, u32)> {
@@ -1181,6 +1200,9 @@ mod tests {
         assert_eq!(m[0].mount_point, "/mnt/my disk");
         assert_eq!(m[0].fstype, "ext3");
         assert_eq!(m[0].source, "/dev/root");
+        // Every escape the kernel writes (tab, newline, backslash, `#`), and a backslash
+        // that is not one kept as it is.
+        assert_eq!(unescape_mount("/a\\011b\\012c\\134d\\043e\\9"), "/a\tb\nc\\d#e\\9");
     }
 
     #[test]

@@ -21,27 +21,24 @@ impl DiskStat {
     }
 }
 
-/// Parses `/proc/diskstats` text: (major, minor) -> (name, counters).
+/// Parses `/proc/diskstats` text: (major, minor) -> (name, counters). Each line is read by
+/// `procfs-core` (the 14 fields every kernel since 2.6 writes, and the discard and flush
+/// fields of newer ones); a line it cannot read is skipped, so one odd line does not hide
+/// the others.
 pub fn parse_diskstats(text: &str) -> HashMap<(u32, u32), (String, DiskStat)> {
-    let mut m = HashMap::new();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 10 {
-            continue;
-        }
-        let num = |i: usize| f[i].parse::<u64>().unwrap_or(0);
-        let (Ok(maj), Ok(min)) = (f[0].parse::<u32>(), f[1].parse::<u32>()) else {
-            continue;
-        };
-        m.insert(
-            (maj, min),
-            (
-                f[2].to_string(),
-                DiskStat { read_ios: num(3), read_sectors: num(5), write_ios: num(7), write_sectors: num(9) },
-            ),
-        );
-    }
-    m
+    text.lines()
+        .filter_map(|line| procfs_core::DiskStat::from_line(line).ok())
+        .filter_map(|d| {
+            let dev = (u32::try_from(d.major).ok()?, u32::try_from(d.minor).ok()?);
+            let counters = DiskStat {
+                read_ios: d.reads,
+                read_sectors: d.sectors_read,
+                write_ios: d.writes,
+                write_sectors: d.sectors_written,
+            };
+            Some((dev, (d.name, counters)))
+        })
+        .collect()
 }
 
 /// The current `/proc/diskstats`, empty when unreadable.
