@@ -43,6 +43,17 @@ pub enum Interface {
     Nvme,
 }
 
+impl Interface {
+    /// The figure's word (`interface = "sata"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Interface::Sata => "sata",
+            Interface::Sas => "sas",
+            Interface::Nvme => "nvme",
+        }
+    }
+}
+
 /// Which port multipliers a controller can drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PmSupport {
@@ -259,6 +270,29 @@ impl PartSpec {
     }
     pub fn nic(&self) -> Option<&NicFigures> {
         if let PartSpec::Nic(n) = self { Some(n) } else { None }
+    }
+
+    /// The lanes of its PCIe link: a switch's, controller's or NIC's uplink, a drive's (NVMe;
+    /// other drives hold the figure's default); `None` for other kinds.
+    pub fn lanes(&self) -> Option<u32> {
+        match self {
+            PartSpec::Switch(s) => Some(s.lanes),
+            PartSpec::Controller(c) => Some(c.lanes),
+            PartSpec::Nic(n) => Some(n.lanes),
+            PartSpec::Drive(d) => Some(d.lanes),
+            _ => None,
+        }
+    }
+
+    /// The generation of its host link as the part names it (`pcie3`, `dmi3`, `internal`):
+    /// a switch's, controller's or NIC's uplink; `None` for other kinds.
+    pub fn uplink(&self) -> Option<&str> {
+        match self {
+            PartSpec::Switch(s) => Some(&s.uplink),
+            PartSpec::Controller(c) => Some(&c.uplink),
+            PartSpec::Nic(n) => Some(&n.uplink),
+            _ => None,
+        }
     }
 
     /// Numbered ports children attach to: a controller's or port multiplier's ports, an
@@ -500,6 +534,17 @@ fn drive(r: &mut Reader) -> DriveFigures {
         write_cache: r.flag("write_cache"),
         smr: r.word("recording") == "smr",
         smr_cache_gb: r.num("smr_cache_gb"),
+    }
+}
+
+/// A part's typed figures, its declared defaults filled in, for code that looks at a part
+/// outside a loaded topology (a board's slot cards, `discover` matching what sysfs shows):
+/// `None` for a link generation or a part whose figures do not resolve (the catalog and the
+/// parts pass refuse such parts with their reasons).
+pub fn spec_of(p: &Part) -> Option<PartSpec> {
+    match p.kind {
+        Kind::Link => None,
+        k => resolve(k, &p.figures).ok().map(|r| r.spec),
     }
 }
 

@@ -12,7 +12,8 @@
 //! with the rule and its source.
 
 use crate::board::{Attach, Board, CHIPSET_ID, Mode, Place};
-use crate::catalog::{Catalog, Value, did_you_mean, suggest};
+use crate::catalog::{Catalog, did_you_mean, suggest};
+use crate::parts::PartSpec;
 use crate::topology::{NodeIx, RawDrive, RawNode, RawTopology, Sink, is_unwritten, known};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -234,18 +235,10 @@ fn header_span(text: &str, table: &str, i: usize) -> Option<Range<usize>> {
 }
 
 /// A number figure of a part (a card's `lanes`).
-fn figure_num(cat: &Catalog, part: &str, name: &str) -> Option<f64> {
-    match cat.get(part)?.figures.get(name).map(|f| &f.value) {
-        Some(Value::Num(v)) => Some(*v),
-        _ => None,
-    }
-}
-
-fn figure_str(cat: &Catalog, part: &str, name: &str) -> Option<String> {
-    match cat.get(part)?.figures.get(name).map(|f| &f.value) {
-        Some(Value::Str(v)) => Some(v.clone()),
-        _ => None,
-    }
+/// The typed figures of a catalog part, when it has one that resolves (an unknown part is
+/// the parts pass's to report).
+fn spec(cat: &Catalog, part: &str) -> Option<PartSpec> {
+    cat.get(part).and_then(crate::parts::spec_of)
 }
 
 /// An unknown place's diagnostic: the board's places of that kind, closest first.
@@ -289,7 +282,9 @@ fn place_node(sink: &mut Sink, cat: &Catalog, board: &Board, i: usize, n: &RawNo
         );
         return None;
     }
-    let lanes = figure_num(cat, n.part.get_ref(), "lanes").unwrap_or(1.0) as u8;
+    // A card whose part is unknown (reported by the parts pass) is placed as one lane, so
+    // that this pass still reports the slot's own problems.
+    let lanes = spec(cat, n.part.get_ref()).and_then(|s| s.lanes()).unwrap_or(1) as u8;
     let place = if what == "slot" {
         let Some(slot) = board.slot(v.get_ref()) else {
             unknown_place(
@@ -384,7 +379,8 @@ fn place_drives(sink: &mut Sink, cat: &Catalog, board: &Board, i: usize, d: &Raw
         // The nodes pass reports a bad count.
         Some(_) => return Vec::new(),
     };
-    let interface = figure_str(cat, d.part.get_ref(), "interface").unwrap_or_default();
+    let interface =
+        spec(cat, d.part.get_ref()).and_then(|s| s.drive().map(|d| d.interface.as_str())).unwrap_or_default();
     if let Some(m2) = &d.m2 {
         if d.port.is_some() {
             sink.at(
@@ -395,7 +391,7 @@ fn place_drives(sink: &mut Sink, cat: &Catalog, board: &Board, i: usize, d: &Raw
             );
             return Vec::new();
         }
-        return m2_drive(sink, board, &key, i, m2, count, &interface).into_iter().collect();
+        return m2_drive(sink, board, &key, i, m2, count, interface).into_iter().collect();
     }
     let Some(p) = named_port else { return Vec::new() };
     let Some((group, first)) = board.sata_port(p.get_ref()) else {

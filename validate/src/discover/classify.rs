@@ -5,6 +5,7 @@ use super::sysfs::{BlockDev, Pci, expander_rates, parse_ahci_caps, pcie_gen_str,
 use super::{DNode, DeviceClass, DiscoverOptions, DriveFacts, PartRef, Place, Walker};
 use iopath_model::Catalog;
 use iopath_model::catalog::{Figure, Kind, Part, Value};
+use iopath_model::parts::{self, PartSpec, PmSupport};
 use std::collections::BTreeMap;
 
 pub(super) fn fig(v: Value, source: String) -> Figure {
@@ -130,8 +131,10 @@ impl Walker<'_> {
             Some(p) if p.kind == Kind::Controller => {
                 let mut link = None;
                 if let Some((g, w)) = pcie_gen_str(ep) {
-                    let pg = p.figures.get("uplink").map(|f| f.value.to_string());
-                    let pl = p.figures.get("lanes").map(|f| f.value.to_string());
+                    // The link as sysfs shows it, where it differs from the part's own.
+                    let spec = parts::spec_of(p);
+                    let pg = spec.as_ref().and_then(|s| s.uplink().map(str::to_string));
+                    let pl = spec.as_ref().and_then(PartSpec::lanes).map(|l| l.to_string());
                     if pg.as_deref() != Some(&format!("pcie{g}")) || pl != Some(w.to_string()) {
                         link = Some(format!("pcie{g}x{w}"));
                     }
@@ -446,7 +449,10 @@ impl Walker<'_> {
 
     /// A libata disk on port `ataN` of controller `ctl`, directly or behind a port multiplier.
     fn ata_drive(&mut self, name: &str, b: &BlockDev, n: u32, ctl: &str, mut facts: DriveFacts) {
-        let ctl_sata_gen = self.ctl_figure(ctl, "sata_gen").unwrap_or(3.0);
+        // A controller that does not resolve is none of the catalog's nor of this walk's
+        // (ata ports hang off a controller the walk has placed): SATA 3 is the fastest there is.
+        let ctl_sata_gen =
+            self.part_spec(ctl).as_ref().and_then(PartSpec::controller).map_or(3.0, |c| f64::from(c.sata_gen));
         let port_no = read(&self.root.join(format!("class/ata_port/ata{n}/port_no")))
             .and_then(|s| s.parse::<u32>().ok())
             .unwrap_or(1);
@@ -479,7 +485,8 @@ impl Walker<'_> {
         }
         let up = read(&self.root.join(format!("class/ata_link/link{n}/sata_spd")));
         let ug = up.as_deref().and_then(sata_gen);
-        let fbs = self.ctl_text(ctl, "pm_support").map(|s| s == "fbs").unwrap_or(false);
+        let fbs =
+            self.part_spec(ctl).and_then(|s| s.controller().map(|c| c.pm_support == PmSupport::Fbs)).unwrap_or(false);
         let src = format!("discovered from sysfs class/ata_port/ata{n}");
         let mut f = BTreeMap::new();
         f.insert("ports".into(), fig(Value::Num(f64::from(pmp_links.min(15))), format!("{src}/nr_pmp_links")));

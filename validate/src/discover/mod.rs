@@ -28,7 +28,8 @@ mod sysfs;
 mod write;
 
 use iopath_model::Catalog;
-use iopath_model::catalog::{Kind, Part, Value};
+use iopath_model::catalog::{Kind, Part};
+use iopath_model::parts::{self, PartSpec};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -211,36 +212,21 @@ impl Walker<'_> {
         }
     }
 
-    fn ctl_figure(&self, id: &str, name: &str) -> Option<f64> {
+    /// The typed figures of node `id`'s part, from the catalog or as this walk wrote it
+    /// (its declared defaults filled in).
+    fn part_spec(&self, id: &str) -> Option<PartSpec> {
         let n = self.d.nodes.iter().find(|n| n.id == id)?;
-        let f = match &n.part {
-            PartRef::Catalog(p) => self.catalog.get(p)?.figures.get(name)?.clone(),
-            PartRef::Local(p) => self.d.parts.iter().find(|x| &x.id == p)?.figures.get(name)?.clone(),
+        let part = match &n.part {
+            PartRef::Catalog(p) => self.catalog.get(p)?,
+            PartRef::Local(p) => self.d.parts.iter().find(|x| &x.id == p)?,
         };
-        match f.value {
-            Value::Num(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    fn ctl_text(&self, id: &str, name: &str) -> Option<String> {
-        let n = self.d.nodes.iter().find(|n| n.id == id)?;
-        let f = match &n.part {
-            PartRef::Catalog(p) => self.catalog.get(p)?.figures.get(name)?.clone(),
-            PartRef::Local(p) => self.d.parts.iter().find(|x| &x.id == p)?.figures.get(name)?.clone(),
-        };
-        match f.value {
-            Value::Str(v) => Some(v),
-            _ => None,
-        }
+        parts::spec_of(part)
     }
 
     /// A port number only when the parent has that many ports and it is free.
     fn port_if_fits(&self, parent: &str, port: Option<u32>) -> Option<u32> {
         let p = port?;
-        let n = self.d.nodes.iter().find(|n| n.id == parent)?;
-        let fig = if n.kind == Kind::Expander { "phys" } else { "ports" };
-        let ports = self.ctl_figure(parent, fig)? as u32;
+        let (ports, _) = self.part_spec(parent)?.ports()?;
         let used = self.d.drives.iter().any(|d| d.parent == parent && d.port == Some(p))
             || self.d.nodes.iter().any(|x| x.parent == parent && x.port == Some(p));
         (p < ports && !used).then_some(p)
