@@ -234,7 +234,6 @@ fn header_span(text: &str, table: &str, i: usize) -> Option<Range<usize>> {
     None
 }
 
-/// A number figure of a part (a card's `lanes`).
 /// The typed figures of a catalog part, when it has one that resolves (an unknown part is
 /// the parts pass's to report).
 fn spec(cat: &Catalog, part: &str) -> Option<PartSpec> {

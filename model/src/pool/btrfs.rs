@@ -45,9 +45,10 @@ pub(crate) fn map(pool: &Pool, io: LogicalIo, failed: &[NodeIx]) -> Fanout {
     let pick = Some(io.job);
     match pool.layout {
         Layout::BtrfsRaid0 => stripe(m, BTRFS_STRIPE_LEN, io),
-        Layout::BtrfsRaid1 => Near { members: m, unit: mirror_chunk(pool), copies: 2 }.map(io, failed, pick),
-        Layout::BtrfsRaid1c3 => Near { members: m, unit: mirror_chunk(pool), copies: 3 }.map(io, failed, pick),
-        Layout::BtrfsRaid10 => Near { members: m, unit: BTRFS_STRIPE_LEN, copies: 2 }.map(io, failed, pick),
+        // The near layouts, with the unit `Pool::near_unit` gives capacity and maintenance.
+        Layout::BtrfsRaid1 | Layout::BtrfsRaid1c3 | Layout::BtrfsRaid10 => {
+            Near { members: m, unit: pool.near_unit(), copies: pool.layout.copies(m.len()) }.map(io, failed, pick)
+        }
         _ => {
             let rows = Rows { members: m, unit: BTRFS_STRIPE_LEN, p: pool.layout.parity(), place: btrfs_place };
             if io.write { raid56_write(&rows, io, failed) } else { rows.read(io, failed) }
