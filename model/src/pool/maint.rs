@@ -98,13 +98,20 @@ impl Maintenance {
             Family::Unraid => m.unraid_totals(),
             _ => {
                 m.unit = if fam == Family::Btrfs { BTRFS_STRIPE_LEN } else { pool.chunk };
-                let rows = pool.smallest(0) / m.unit;
-                m.steps = (rows as f64 * share) as u64;
                 // Logical bytes of one member row: its data units, or its units over copies.
                 let n = pool.vdevs[0].len() as u64;
                 let par = pool.layout.parity() as u64;
                 let per_row =
                     if par > 0 { (n - par) * m.unit } else { n * m.unit / pool.layout.copies(n as usize) as u64 };
+                // md walks whole members. btrfs's `fill` is of the pool's usable bytes, which
+                // are whole chunks (`btrfs::mirror_chunk`) and can be fewer than the members'
+                // rows: a 2 x 2 GiB raid1 stores 1,664 MiB in 416 MiB chunks, not 2 GiB.
+                let rows = if fam == Family::Btrfs {
+                    (usable / per_row).min(pool.smallest(0) / m.unit)
+                } else {
+                    pool.smallest(0) / m.unit
+                };
+                m.steps = (rows as f64 * share) as u64;
                 m.logical_bytes = m.steps * per_row;
                 if fam == Family::Md {
                     m.cap_logical_b_s = Some(MD_SPEED_LIMIT_MAX * per_row as f64 / m.unit as f64);

@@ -328,6 +328,16 @@ fn scrub_and_rebuild_totals() {
     let r = Maintenance::new(&z, Task::Rebuild, 0.5, &[4]);
     assert_eq!(r.member_write_bytes, records * 8 * 4096);
     assert_eq!(r.member_read_bytes, records * 40 * 4096);
+    // A btrfs fill is of the usable bytes, in whole chunks: raid1 over 2 x 2 GiB has
+    // chunks of 10% of 4 GiB (410 MiB, up to 416 MiB) and stores 4 of them, 1,664 MiB. A
+    // scrub of 10% of it reads 166.4 MiB (in 64 KiB rows) on each member, not 10% of 2 GiB.
+    let mib = 1u64 << 20;
+    let b = pool(Layout::BtrfsRaid1, 2, 2 * gib);
+    assert_eq!(b.usable(), 1664 * mib);
+    let s = Maintenance::new(&b, Task::Scrub, 0.1, &[]);
+    assert_eq!(s.logical_bytes, (1664 * mib / (64 << 10)) / 10 * (64 << 10));
+    assert_eq!(s.member_read_bytes, 2 * s.logical_bytes);
+    assert_eq!(Maintenance::new(&b, Task::Scrub, 1.0, &[]).logical_bytes, b.usable());
     // A mirror rebuild reads one copy.
     let m = pool(Layout::Mirror, 2, gib);
     let r = Maintenance::new(&m, Task::Rebuild, 1.0, &[1]);
