@@ -415,7 +415,7 @@ mod estimate {
     }
 
     #[test]
-    fn the_1024_drive_default_run_warns_before_it_starts() {
+    fn a_long_1024_drive_run_warns_while_it_runs() {
         let t = root("configs/1024-hdd-expanders.toml");
         // Before the fix the default 22 s run took 6 min 22 s without a word; since the
         // shared-bottleneck groups (sim/src/run/vgroup.rs) it takes about 3 s of wall time per

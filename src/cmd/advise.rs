@@ -65,7 +65,7 @@ pub fn run(a: AdviseArgs, cat: &Catalog) -> CliResult {
         if a.goal.is_empty() { Goal::Answer } else { Goal::parse(&a.goal).map_err(|e| advise_error(e.into()))? };
     let prices = a.prices.as_deref().map(read_prices).transpose()?;
     let opts = AdviseOptions { max_simulated: a.max_simulated.max(1), prices };
-    let sim = SimOptions { cancel: Some(interrupt_flag()), wall_clock: None };
+    let sim = SimOptions { cancel: Some(interrupt_flag()), ..Default::default() };
     let advice = advise(&topo, &goal, &spec, &opts, &sim).map_err(advise_error)?;
     if let (Some(n), Some(out)) = (a.apply, &a.out) {
         let s = n.checked_sub(1).and_then(|i| advice.suggestions.get(i)).ok_or_else(|| {

@@ -4,13 +4,16 @@
 //! where every transfer start re-solves a 256-drive max-min), and a run estimated to take
 //! longer than [`WARN_AFTER_S`] gets a warning with the estimate and how to shorten it.
 //!
-//! The pilot is the run itself, stopped after [`PILOT_WALL`]: a run that finishes within it is
-//! simply the result (so short runs cost nothing extra), and Ctrl-C during it is honoured.
+//! A single run is timed while it goes on ([`watch`]): once it has taken [`PILOT_WALL`], the
+//! simulated time it reached gives the estimate, and the run continues. Work of many runs
+//! (replications, sweeps, the report page) is timed by a pilot: the costliest run itself,
+//! stopped after [`PILOT_WALL`]; a run that finishes within it is simply the result, and
+//! Ctrl-C during it is honoured.
 use super::{interrupt_flag, wall_clock};
 use iopath_model::report::Report;
 use iopath_model::{Topology, Workload};
 use iopath_sim::{SimError, SimOptions};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Wall time a pilot runs at most before it is stopped and extrapolated.
@@ -44,7 +47,11 @@ pub fn pilot(t: &Topology, w: &Workload) -> Result<Pilot, SimError> {
                 std::thread::sleep(Duration::from_millis(5));
             }
         });
-        let r = iopath_sim::simulate(t, w, &SimOptions { cancel: Some(&stop), wall_clock: Some(&clock) });
+        let r = iopath_sim::simulate(
+            t,
+            w,
+            &SimOptions { cancel: Some(&stop), wall_clock: Some(&clock), ..Default::default() },
+        );
         done.store(true, Ordering::Relaxed);
         r
     })?;
@@ -58,6 +65,36 @@ pub fn pilot(t: &Topology, w: &Workload) -> Result<Pilot, SimError> {
         (true, _, _) => Ok(Pilot::Measured { sim_s: 0.0, wall_per_sim_s: 0.0 }),
         (false, _, _) => Ok(Pilot::Done(Box::new(report))),
     }
+}
+
+/// Runs `run` (one simulation, given where to publish its progress) while a watcher thread
+/// times it: after [`PILOT_WALL`] of wall time, the simulated time it reached of `sim_s`
+/// (`None`: a run whose length is not known in advance) gives the estimate, and a run that
+/// will take longer than [`WARN_AFTER_S`] gets `warn` called with the warning, once. Nothing is
+/// simulated twice.
+pub fn watch<R>(what: &str, sim_s: Option<f64>, warn: impl Fn(&str) + Sync, run: impl FnOnce(&AtomicU64) -> R) -> R {
+    let progress = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let t0 = Instant::now();
+            while !done.load(Ordering::Relaxed) && t0.elapsed() < PILOT_WALL {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let reached = progress.load(Ordering::Relaxed) as f64 * 1e-9;
+            if done.load(Ordering::Relaxed) || reached <= 0.0 {
+                return;
+            }
+            if let Some(sim_s) = sim_s
+                && let Some(msg) = warning(what, sim_s, t0.elapsed().as_secs_f64() / reached, 1.0)
+            {
+                warn(&msg);
+            }
+        });
+        let r = run(&progress);
+        done.store(true, Ordering::Relaxed);
+        r
+    })
 }
 
 impl Pilot {

@@ -103,7 +103,7 @@ pub fn run(a: PlanArgs, cat: &Catalog) -> CliResult {
         max_simulated: a.max_simulated,
         prices,
     };
-    let sim = SimOptions { cancel: Some(interrupt_flag()), wall_clock: None };
+    let sim = SimOptions { cancel: Some(interrupt_flag()), ..Default::default() };
     let p = plan(&req, cat, &sim).map_err(advise_error)?;
     if a.json {
         print_json(&p)?;

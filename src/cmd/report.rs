@@ -95,7 +95,7 @@ pub fn run(a: ReportArgs, cat: &Catalog) -> CliResult {
     }
     let bar = super::progress::bar(a.quiet, (plan.len() * n + 6) as u64, super::progress::Unit::Steps("runs"));
     let clock = wall_clock();
-    let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
+    let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock), ..Default::default() };
     let tick = || {
         if let Some(b) = &bar {
             b.inc(1);

@@ -70,20 +70,33 @@ pub fn run(a: SimulateArgs, cat: &Catalog) -> CliResult {
     let w = resolve_workload(&spec)?;
     super::check_targets(&topo, &spec, &w)?;
     let clock = wall_clock();
-    let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
+    let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock), ..Default::default() };
     let n = super::replications(a.replications)?;
-    let pilot = super::estimate::pilot(&topo, &w).map_err(sim_error)?;
-    let report = match pilot {
-        // Finished (or stopped by Ctrl-C) within the pilot: that run is the answer.
-        super::estimate::Pilot::Done(r) if n == 1 || r.partial => *r,
-        p => {
-            let (sim_s, per_s) = p.rate();
-            if let Some(msg) = super::estimate::warning("this run", sim_s, per_s, f64::from(n))
-                && !a.quiet
-            {
+    let report = if n == 1 {
+        // One run: timed while it goes on, never run twice.
+        let sim_s = iopath_sim::planned_sim_time(&topo, &w).map_err(sim_error)?.map(|d| d.secs_f64());
+        let warn = |msg: &str| {
+            if !a.quiet {
                 eprintln!("warning: {msg}");
             }
-            iopath_sim::replicate(&topo, &w, n, &opts).map_err(sim_error)?
+        };
+        super::estimate::watch("this run", sim_s, warn, |progress| {
+            iopath_sim::simulate(&topo, &w, &SimOptions { progress: Some(progress), ..opts })
+        })
+        .map_err(sim_error)?
+    } else {
+        match super::estimate::pilot(&topo, &w).map_err(sim_error)? {
+            // Stopped by Ctrl-C within the pilot: that run is the answer.
+            super::estimate::Pilot::Done(r) if r.partial => *r,
+            p => {
+                let (sim_s, per_s) = p.rate();
+                if let Some(msg) = super::estimate::warning("this run", sim_s, per_s, f64::from(n))
+                    && !a.quiet
+                {
+                    eprintln!("warning: {msg}");
+                }
+                iopath_sim::replicate(&topo, &w, n, &opts).map_err(sim_error)?
+            }
         }
     };
     if let Some(out) = &out {

@@ -228,7 +228,7 @@ pub fn run(mut a: SweepArgs, cat: &Catalog) -> CliResult {
     }
     let bar = super::progress::bar(a.quiet, total as u64, super::progress::Unit::Steps("points"));
     let clock = wall_clock();
-    let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock) };
+    let opts = SimOptions { cancel: Some(interrupt_flag()), wall_clock: Some(&clock), ..Default::default() };
     let tick = || {
         if let Some(b) = &bar {
             b.inc(1);

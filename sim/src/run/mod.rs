@@ -46,7 +46,7 @@ use iopath_model::workload::Workload;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use alloc::{Alloc, account};
 use pm::{PmSt, PmSwitch};
@@ -105,6 +105,10 @@ pub struct SimOptions<'a> {
     pub cancel: Option<&'a AtomicBool>,
     /// A wall clock [s] for the cost report; the simulator itself never reads one.
     pub wall_clock: Option<&'a (dyn Fn() -> f64 + Sync)>,
+    /// Where the run publishes the simulated nanoseconds it has reached (summed over a
+    /// scrub's windows), as often as it reads `cancel`: another thread can time the run
+    /// while it goes on, instead of running a pilot of it first.
+    pub progress: Option<&'a AtomicU64>,
 }
 
 /// The cancel flag is read every `CANCEL_CHECK_MASK + 1` events: a relaxed load costs
@@ -290,7 +294,7 @@ pub(crate) fn simulate_with_utils(
     }
     let mut s = Sim::new(t, w)?;
     s.wall_start = opts.wall_clock.map(|c| c());
-    s.run(opts.cancel);
+    s.run(opts, 0);
     let (mut r, utils) = s.report(t, w);
     if let Some(clock) = opts.wall_clock {
         r.cost.wall_s = clock() - s.wall_start.unwrap_or(0.0);
@@ -365,7 +369,9 @@ struct Window {
 }
 
 impl Sim {
-    fn run(&mut self, cancel: Option<&AtomicBool>) {
+    /// Runs to the end of the workload (or until `opts.cancel` is set); `base_ns` is what
+    /// earlier windows of the same run added to `opts.progress`.
+    fn run(&mut self, opts: &SimOptions, base_ns: u64) {
         for j in 0..self.jobs.len() as u32 {
             for _ in 0..self.iodepth {
                 self.sched.at(SimTime::ZERO, Ev::Issue { job: j });
@@ -390,9 +396,14 @@ impl Sim {
             if !self.alloc.dirty.is_empty() {
                 self.reallocate();
             }
-            if self.sched.processed() & CANCEL_CHECK_MASK == 0 && cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                self.win.partial = true;
-                break;
+            if self.sched.processed() & CANCEL_CHECK_MASK == 0 {
+                if let Some(p) = opts.progress {
+                    p.store(base_ns + now.nanos(), Ordering::Relaxed);
+                }
+                if opts.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                    self.win.partial = true;
+                    break;
+                }
             }
         }
         self.win.reached = self.sched.now();

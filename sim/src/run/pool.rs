@@ -821,10 +821,12 @@ pub(super) fn simulate_maintenance(
 ) -> Result<(Report, Vec<f64>), SimError> {
     let mut parts = Vec::new();
     let mut plan_totals = None;
+    let mut base_ns = 0;
     for seg in 0..SEGMENTS {
         let mut s = Sim::with_segment(t, w, seg)?;
         s.wall_start = opts.wall_clock.map(|c| c());
-        s.run(opts.cancel);
+        s.run(opts, base_ns);
+        base_ns += s.win.reached.nanos();
         let (r, utils) = s.report(t, w);
         if plan_totals.is_none()
             && let Some(walk) = s.pool.as_ref().and_then(|p| p.maint.as_ref())

@@ -853,7 +853,7 @@ mod tests {
         let mut s = Sim::new(t, w).unwrap();
         s.alloc.groups.min_members = min_members;
         s.alloc.groups.min_active = 0;
-        s.run(None);
+        s.run(&SimOptions::default(), 0);
         let formed = s.alloc.groups.formed as usize;
         let mut max_cost = vec![0.0f64; s.graph.resources.len()];
         for cl in &s.classes {
@@ -958,7 +958,7 @@ mod tests {
             let mut s = Sim::new(&t, &w).unwrap();
             s.alloc.groups.min_members = min;
             s.alloc.groups.min_active = 0;
-            s.run(None);
+            s.run(&SimOptions::default(), 0);
             let (solves, formed) = (s.alloc.solves, s.alloc.groups.formed);
             (solves, formed, s.report(&t, &w).0)
         };
@@ -999,7 +999,7 @@ mod tests {
         .unwrap();
         let mut s = Sim::new(&t, &w).unwrap();
         s.alloc.groups.min_active = 0;
-        s.run(None);
+        s.run(&SimOptions::default(), 0);
         let gs = &s.alloc.groups;
         assert!(gs.formed >= 1);
         let (mut private, mut shared, mut listed) = (0, 0, 0);

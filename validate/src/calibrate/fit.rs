@@ -316,7 +316,7 @@ fn simulate_point(
         &t,
         &w,
         opts.replications.max(1),
-        &iopath_sim::SimOptions { cancel: opts.cancel, wall_clock: None },
+        &iopath_sim::SimOptions { cancel: opts.cancel, ..Default::default() },
     )
     .map_err(|e| e.to_string())
 }
