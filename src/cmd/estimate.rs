@@ -154,6 +154,27 @@ fn fmt_runtime(s: f64) -> String {
 mod tests {
     use super::*;
 
+    /// A run that has covered 1 ms of a 100 s plan after 300 ms of wall time is ~8 hours
+    /// long: the watcher warns once, while the run goes on; one that ends sooner is not timed.
+    #[test]
+    fn a_watched_run_is_timed_while_it_goes_on() {
+        use std::sync::Mutex;
+        let said = Mutex::new(Vec::<String>::new());
+        let warn = |m: &str| said.lock().unwrap().push(m.to_string());
+        let out = watch("this run", Some(100.0), warn, |p| {
+            p.store(1_000_000, Ordering::Relaxed);
+            std::thread::sleep(PILOT_WALL + Duration::from_millis(200));
+            7
+        });
+        assert_eq!(out, 7, "the run's own result comes back");
+        let said = said.into_inner().unwrap();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].starts_with("this run will take about") && said[0].contains("--runtime"), "{said:?}");
+        let quiet = Mutex::new(0);
+        watch("this run", Some(100.0), |_| *quiet.lock().unwrap() += 1, |p| p.store(1, Ordering::Relaxed));
+        assert_eq!(*quiet.lock().unwrap(), 0, "a run that ends within the pilot time is not timed");
+    }
+
     #[test]
     fn long_runs_warn_and_short_ones_do_not() {
         assert!(warning("this run", 2.0, 1.0, 1.0).is_none());
