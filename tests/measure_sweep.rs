@@ -287,6 +287,7 @@ mod fit {
 
 mod rigs {
     use super::*;
+    use iopath_test_support::retry::best_within;
 
     const MIB: f64 = 1048576.0;
 
@@ -308,7 +309,10 @@ mod rigs {
     /// Tolerance of a rate under a blk-throttle cap over 1-2 s windows: the throttle grants
     /// bandwidth in slices of 100 ms (`throtl_slice`, HZ/10), so a window may start or end
     /// inside one, and 256 KiB requests at 20-40 MiB/s are 80-160 per second, so one more or
-    /// less in a 1 s window is up to 1.25%: 7% in all.
+    /// less in a 1 s window is up to 1.25%: 7% in all. That bounds the rig, not the machine:
+    /// other tests running beside this one can cost a whole slice (10% of a 1 s window), so a
+    /// rate short of its window is measured again (`best_within`, at most three times, the
+    /// highest kept); a rate above its cap fails at once.
     const TOL: f64 = 0.07;
 
     #[test]
@@ -330,30 +334,35 @@ mod rigs {
             cg.read_bps(d, c as u64).unwrap();
         }
         let out = dir.join("ramp");
-        let mut cmd = cg.command(Path::new(env!("CARGO_BIN_EXE_iopath")));
-        cmd.arg("measure");
-        for d in &devs {
-            cmd.arg("--target").arg(d);
+        let (a, b) = (devs[0].to_str().unwrap(), devs[1].to_str().unwrap());
+        // One drive alone: its own cap. Both: each its cap, the total their sum.
+        let want = [caps[0] / 1e6, caps[0] / 1e6, caps[1] / 1e6, (caps[0] + caps[1]) / 1e6];
+        let windows = want.map(|w| (w * (1.0 - TOL), w * (1.0 + TOL)));
+        let got = best_within("controller ramp", &windows, || {
+            let mut cmd = cg.command(Path::new(env!("CARGO_BIN_EXE_iopath")));
+            cmd.arg("measure");
+            for d in &devs {
+                cmd.arg("--target").arg(d);
+            }
+            // 256 KiB: larger reads are split by the loop queue and charged twice (hw_measure.rs).
+            cmd.args(["--rw", "read", "--bs", "256k", "--iodepth", "4", "--runtime", "2s", "--ramp", "0.5s"]);
+            cmd.args(["--active", "1..2", "--quiet", "--out"]).arg(&out);
+            ok(&cmd.output().unwrap());
+            let rows = csv_rows(&out.join("sweep.csv"));
+            let rate = |active: &str, drive: &str| -> f64 {
+                let r = rows.iter().find(|r| r["value"] == active && r["drive"] == drive).expect("a row");
+                r["read_mb_s"].parse().unwrap()
+            };
+            vec![rate("1", a), rate("2", a), rate("2", b), rate("2", "total")]
+        });
+        let what = ["active 1, first drive", "active 2, first drive", "active 2, second drive", "active 2, total"];
+        for ((g, w), what) in got.iter().zip(want).zip(what) {
+            within(*g, w, TOL, what);
         }
-        // 256 KiB: larger reads are split by the loop queue and charged twice (hw_measure.rs).
-        cmd.args(["--rw", "read", "--bs", "256k", "--iodepth", "4", "--runtime", "2s", "--ramp", "0.5s"]);
-        cmd.args(["--active", "1..2", "--quiet", "--out"]).arg(&out);
-        ok(&cmd.output().unwrap());
         let png = std::fs::read(out.join("sweep.png")).unwrap();
         assert_eq!(png_size(&png), (1200, 800));
         // A drawn chart, not an empty canvas: a blank 1200x800 PNG compresses to ~5 KB.
         assert!(png.len() > 20_000 && png.len() < 2_000_000, "{} bytes", png.len());
-        let rows = csv_rows(&out.join("sweep.csv"));
-        let rate = |active: &str, drive: &str| -> f64 {
-            let r = rows.iter().find(|r| r["value"] == active && r["drive"] == drive).expect("a row");
-            r["read_mb_s"].parse().unwrap()
-        };
-        let (a, b) = (devs[0].to_str().unwrap(), devs[1].to_str().unwrap());
-        // One drive alone: its own cap. Both: each its cap, the total their sum.
-        within(rate("1", a), caps[0] / 1e6, TOL, "active 1, first drive");
-        within(rate("2", a), caps[0] / 1e6, TOL, "active 2, first drive");
-        within(rate("2", b), caps[1] / 1e6, TOL, "active 2, second drive");
-        within(rate("2", "total"), (caps[0] + caps[1]) / 1e6, TOL, "active 2, total");
     }
 
     #[test]
@@ -369,17 +378,31 @@ mod rigs {
         let cap = 30.0 * MIB;
         cg.read_bps(&dev, cap as u64).unwrap();
         let out = dir.join("surface");
-        let o = cg
-            .command(Path::new(env!("CARGO_BIN_EXE_iopath")))
-            .args(["measure", "--surface"])
-            .arg(&dev)
-            .args(["--points", "4", "--bs", "256k", "--runtime", "1s", "--ramp", "0.3s", "--json", "--quiet", "--out"])
-            .arg(&out)
-            .output()
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
-        let rates: Vec<f64> = v["points"].as_array().unwrap().iter().map(|p| p["mb_s"].as_f64().unwrap()).collect();
-        assert_eq!(rates.len(), 4);
+        let window = (cap / 1e6 * (1.0 - TOL), cap / 1e6 * (1.0 + TOL));
+        let rates = best_within("surface scan", &[window; 4], || {
+            let o = cg
+                .command(Path::new(env!("CARGO_BIN_EXE_iopath")))
+                .args(["measure", "--surface"])
+                .arg(&dev)
+                .args([
+                    "--points",
+                    "4",
+                    "--bs",
+                    "256k",
+                    "--runtime",
+                    "1s",
+                    "--ramp",
+                    "0.3s",
+                    "--json",
+                    "--quiet",
+                    "--out",
+                ])
+                .arg(&out)
+                .output()
+                .unwrap();
+            let v: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+            v["points"].as_array().unwrap().iter().map(|p| p["mb_s"].as_f64().unwrap()).collect()
+        });
         // A loop device has no zones: every position reads at the cap.
         for (k, r) in rates.iter().enumerate() {
             within(*r, cap / 1e6, TOL, &format!("point {k}"));

@@ -17,6 +17,7 @@ mod common;
 use common::command as iopath;
 
 use iopath_test_support::pools::{self, BtrfsProfile, PoolRig, ZfsVdev};
+use iopath_test_support::retry::best_within_one;
 use iopath_test_support::skip;
 use std::path::Path;
 use std::time::Duration;
@@ -127,20 +128,12 @@ impl Sim {
     }
 }
 
-/// `measure`, run again (three runs at most) while the rate falls outside `lo..=hi`, keeping
-/// the highest: the caps are the only thing the rig should measure, and other work on the
-/// machine (the backing disk, the CPU btrfs's workers and zfs-fuse need) only ever lowers a
-/// rate; a dip can last seconds, so one retry was not always past it.
-fn measure_rate(file: &Path, args: &[&str], (lo, hi): (f64, f64)) -> f64 {
-    let mut best = measure(file, args);
-    for _ in 1..3 {
-        if (lo..=hi).contains(&best) {
-            break;
-        }
-        eprintln!("  measure {args:?}: {best:.2} MB/s outside {lo:.2}..{hi:.2}: measuring once more");
-        best = best.max(measure(file, args));
-    }
-    best
+/// `measure`'s rate, measured again while it falls short of `lo..=hi` (three runs at most,
+/// the highest kept: [`best_within_one`]): the caps are the only thing the rig should measure,
+/// and other work on the machine (the backing disk, the CPU btrfs's workers and zfs-fuse
+/// need) only ever lowers a rate; a dip can last seconds, so one retry was not always past it.
+fn measure_rate(file: &Path, args: &[&str], window: (f64, f64)) -> f64 {
+    best_within_one(&format!("measure {args:?}"), window, || measure(file, args))
 }
 
 /// Sum over members of bytes (read, written) between two snapshots.

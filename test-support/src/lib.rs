@@ -5,7 +5,7 @@
 //! test rigs with known limits: loop devices over fully written files, ext4 on a loop
 //! device (a shared "uplink"), and cgroup v1 blkio throttles (root only). It uses no
 //! `unsafe` and no libc: system calls go through `rustix`'s safe wrappers, tools are run as
-//! commands.
+//! commands. [`retry::best_within`] measures a capped rate again while it falls short.
 //!
 //! A [`Rig`] records every step it takes (files, loop devices, mounts, cgroups) and undoes
 //! them in reverse order when dropped, also when a test panics. Names carry the process
@@ -22,6 +22,7 @@
 
 pub mod net;
 pub mod pools;
+pub mod retry;
 
 use std::io;
 use std::path::{Path, PathBuf};
