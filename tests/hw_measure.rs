@@ -276,6 +276,7 @@ mod mock {
 
 mod rigs {
     use super::*;
+    use iopath_test_support::retry::best_within;
 
     const MIB: f64 = 1048576.0;
 
@@ -299,6 +300,14 @@ mod rigs {
             .output()
             .unwrap();
         serde_json::from_str(&ok(&o)).unwrap()
+    }
+
+    /// A rate under a blk-throttle cap over a 5 s window: one 100 ms throttle slice more or
+    /// less is 2%.
+    const TOL: f64 = 0.05;
+
+    fn window(want: &[f64]) -> Vec<(f64, f64)> {
+        want.iter().map(|w| (w * (1.0 - TOL), w * (1.0 + TOL))).collect()
     }
 
     fn within(got: f64, want: f64, tol: f64, what: &str) {
@@ -328,18 +337,24 @@ mod rigs {
         let job = ["--rw", "read", "--bs", "256k", "--iodepth", "4", "--runtime", "5s", "--ramp", "1s"];
         // Alone: each device measured by its own process, both at the same time (the caps are
         // per device, so the two runs do not interact).
-        let (ra, rb) = std::thread::scope(|s| {
-            let ha = s.spawn(|| measure_in(&cg, &[&["--target", sa][..], &job].concat()));
-            let hb = s.spawn(|| measure_in(&cg, &[&["--target", sb][..], &job].concat()));
-            (ha.join().unwrap(), hb.join().unwrap())
+        // Each cap is an upper bound that other load on the machine can only fall short of:
+        // a short rate is measured again (`best_within`), one above its window fails at once.
+        let want = [ca / 1e6, cb / 1e6, ca / 1e6, cb / 1e6, (ca + cb) / 1e6];
+        let got = best_within("throttled loop devices", &window(&want), || {
+            let (ra, rb) = std::thread::scope(|s| {
+                let ha = s.spawn(|| measure_in(&cg, &[&["--target", sa][..], &job].concat()));
+                let hb = s.spawn(|| measure_in(&cg, &[&["--target", sb][..], &job].concat()));
+                (ha.join().unwrap(), hb.join().unwrap())
+            });
+            // Together, in one run.
+            let r = measure_in(&cg, &[&["--target", sa, "--target", sb][..], &job].concat());
+            let mb = |v: &serde_json::Value| v["read_mb_s"].as_f64().unwrap();
+            vec![mb(&ra["drives"][0]), mb(&rb["drives"][0]), mb(&r["drives"][0]), mb(&r["drives"][1]), mb(&r["total"])]
         });
-        within(ra["drives"][0]["read_mb_s"].as_f64().unwrap(), ca / 1e6, 0.05, "loop A alone");
-        within(rb["drives"][0]["read_mb_s"].as_f64().unwrap(), cb / 1e6, 0.05, "loop B alone");
-        // Together, in one run.
-        let r = measure_in(&cg, &[&["--target", sa, "--target", sb][..], &job].concat());
-        within(r["drives"][0]["read_mb_s"].as_f64().unwrap(), ca / 1e6, 0.05, "loop A together");
-        within(r["drives"][1]["read_mb_s"].as_f64().unwrap(), cb / 1e6, 0.05, "loop B together");
-        within(r["total"]["read_mb_s"].as_f64().unwrap(), (ca + cb) / 1e6, 0.05, "total together");
+        let what = ["loop A alone", "loop B alone", "loop A together", "loop B together", "total together"];
+        for ((g, w), what) in got.iter().zip(want).zip(what) {
+            within(*g, w, TOL, what);
+        }
     }
 
     #[test]
@@ -382,23 +397,17 @@ mod rigs {
             "--active",
             "1..2",
         ]);
-        let s = measure_in(&cg, &args);
-        let p = s["points"].as_array().unwrap();
-        assert_eq!(p.len(), 2);
-        for x in p {
-            eprintln!("active={}: warnings {}", x["value"], x["report"]["warnings"]);
-        }
-        within(
-            p[0]["report"]["total"]["read_mb_s"].as_f64().unwrap(),
-            drive_cap / 1e6,
-            0.05,
-            "one inner drive alone (its own cap)",
-        );
-        within(
-            p[1]["report"]["total"]["read_mb_s"].as_f64().unwrap(),
-            uplink_cap / 1e6,
-            0.05,
-            "two inner drives (the uplink cap)",
-        );
+        let want = [drive_cap / 1e6, uplink_cap / 1e6];
+        let got = best_within("shared uplink", &window(&want), || {
+            let s = measure_in(&cg, &args);
+            let p = s["points"].as_array().unwrap();
+            assert_eq!(p.len(), 2);
+            for x in p {
+                eprintln!("active={}: warnings {}", x["value"], x["report"]["warnings"]);
+            }
+            p.iter().map(|x| x["report"]["total"]["read_mb_s"].as_f64().unwrap()).collect()
+        });
+        within(got[0], want[0], TOL, "one inner drive alone (its own cap)");
+        within(got[1], want[1], TOL, "two inner drives (the uplink cap)");
     }
 }
