@@ -464,17 +464,15 @@ fn smbd_main_thread_costs_one_copy_per_byte_unshaped() {
         );
         if *max_read == 8 << 20 {
             assert!(*main >= 0.9 * predicted, "main thread {main:e} s/B below one copy ({predicted:e})");
-            // Above the one copy: on a veth the sender's `sendmsg` also runs the receiver's
-            // TCP input in its softirq (veth_xmit hands the packet to the peer's backlog on
-            // the same CPU), which a real NIC leaves to the client machine; measured 1.2 to
-            // 2.1 times the copy on this 2-core host at load averages 5 to 15, and 2.9 times
-            // on an idle CI machine (0.354 against 0.122 ns/B). The bound is the copy plus
-            // that receive path, not the one copy alone: a second full copy in smbd's own
-            // path on top of it (4x and more) fails here.
-            assert!(
-                *main < 4.0 * predicted,
-                "main thread {main:e} s/B: more than the copy and the veth's receive path explain ({predicted:e})"
-            );
+            // Above the one copy, and not bounded by a multiple of it: on a veth the
+            // sender's `sendmsg` also runs the receiver's TCP input in its softirq
+            // (veth_xmit hands the packet to the peer's backlog on the same CPU), which a
+            // real NIC leaves to the client machine. That path's cost does not scale with
+            // the host's copy rate: the main thread measured 0.354 ns/B against a copy of
+            // 0.122 (8.2 GB/s) on one CI machine and 0.459 against 0.058 (17.3 GB/s) on
+            // another, so a ceiling of k copies passes on one host and fails on the next.
+            // It is printed above; the checks are the floor (one copy), the pool's pread
+            // and, below, the per-request cost re-measured.
             assert!(*pool >= 0.9 * copy, "the pool threads' pread: {pool:e} s/B below one copy ({copy:e})");
             assert!(r <= 1.1 / predicted / 1e6, "{r} MB/s above smbd's core ({} MB/s)", 1.0 / predicted / 1e6);
         }
