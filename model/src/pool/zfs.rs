@@ -102,8 +102,13 @@ impl RaidzMap {
     /// I/Os are then already in the order [`super::merge`] sorts them into, so it skips the
     /// sort (the merged phase is the same in either order).
     fn by_disk(&self) -> impl Iterator<Item = Column> + '_ {
-        let split = (self.n - self.f).min(self.acols);
+        let split = self.split();
         (split..self.acols).chain(0..split).map(|c| self.column(c))
+    }
+
+    /// The first column that wraps past the last disk ([`RaidzMap::by_disk`] starts there).
+    fn split(&self) -> u64 {
+        (self.n - self.f).min(self.acols)
     }
 }
 
@@ -165,19 +170,26 @@ fn record_ios_into(pool: &Pool, rec: u64, write: bool, all: bool, failed: &[Node
     let per = asize_sectors(rs, pool.ashift, members.len(), p);
     let m = RaidzMap::new(members.len(), p, pool.ashift, j * per, rs);
     let lost = !failed.is_empty() && m.by_disk().any(|c| !c.parity && dead(&members[c.disk]));
-    let io = |c: Column| MemberIo {
-        drive: members[c.disk],
-        write,
-        offset: c.sector << pool.ashift,
-        len: c.sectors << pool.ashift,
-        alternatives: Vec::new(),
-    };
-    out.extend(
-        m.by_disk()
-            .filter(|c| c.sectors > 0 && !dead(&members[c.disk]))
-            .filter(|c| write || all || lost || !c.parity)
-            .map(io),
-    );
+    // Two plain loops over the columns in disk order ([`RaidzMap::by_disk`]): the same
+    // I/Os as an iterator chain, at a fraction of the instructions per column (this runs
+    // once per logical I/O in the simulator).
+    let every = write || all || lost;
+    let split = m.split();
+    out.reserve(m.acols as usize);
+    for c in (split..m.acols).chain(0..split) {
+        let col = m.column(c);
+        let drive = members[col.disk];
+        if col.sectors == 0 || (!every && col.parity) || (!failed.is_empty() && dead(&drive)) {
+            continue;
+        }
+        out.push(MemberIo {
+            drive,
+            write,
+            offset: col.sector << pool.ashift,
+            len: col.sectors << pool.ashift,
+            alternatives: Vec::new(),
+        });
+    }
     lost
 }
 
