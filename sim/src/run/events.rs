@@ -263,7 +263,7 @@ impl Sim {
             st.ios += 1;
             let lat = (now - start).nanos();
             st.lat_sum_ns += lat as f64;
-            st.hist.saturating_record((lat / LAT_UNIT_NS).max(1));
+            st.hist.record((lat / LAT_UNIT_NS).max(1));
             st.first.get_or_insert(now);
             st.last = now;
             st.used = true;

@@ -24,6 +24,7 @@ mod alloc;
 mod events;
 mod flash;
 mod hdd_queue;
+mod latcounts;
 mod pm;
 mod pool;
 mod report;
@@ -33,7 +34,6 @@ mod vgroup;
 
 use crate::engine::{Lane, Next, Scheduler};
 use crate::hdd::{HddGeometry, ReadAhead, WriteBack};
-use hdrhistogram::Histogram;
 use iopath_model::bound::MaxMin;
 use iopath_model::paths::{Cost, Dir, ResourceGraph, Side, pm_uses_fbs};
 use iopath_model::pool::Task;
@@ -49,12 +49,13 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use alloc::{Alloc, account};
+use latcounts::LatCounts;
 use pm::{PmSt, PmSwitch};
 pub(crate) use pool::resolve as resolve_pool;
 pub use pool::simulate_chain;
 use pool::{NO_PARENT, PoolSt};
+use report::LAT_UNIT_NS;
 pub(crate) use report::bottleneck_of;
-use report::{LAT_UNIT_NS, new_histogram};
 pub(crate) use setup::jobs_count;
 pub use targets::target_drives;
 
@@ -266,7 +267,7 @@ struct DriveStats {
     write_bytes: f64,
     ios: u64,
     /// Completion latencies [100 ns units], 2 significant digits (1%).
-    hist: Histogram<u32>,
+    hist: LatCounts,
     lat_sum_ns: f64,
     first: Option<SimTime>,
     last: SimTime,

@@ -113,7 +113,7 @@ struct PoolStats {
     ios: u64,
     member_read: f64,
     member_write: f64,
-    hist: Histogram<u32>,
+    hist: LatCounts,
     lat_sum_ns: f64,
     last: SimTime,
 }
@@ -573,7 +573,7 @@ impl PoolStats {
             ios: 0,
             member_read: 0.0,
             member_write: 0.0,
-            hist: new_histogram(),
+            hist: LatCounts::new(),
             lat_sum_ns: 0.0,
             last: SimTime::ZERO,
         }
@@ -717,7 +717,7 @@ impl Sim {
             st.ios += 1;
             let lat = (now - lg.start).nanos();
             st.lat_sum_ns += lat as f64;
-            st.hist.saturating_record((lat / LAT_UNIT_NS).max(1));
+            st.hist.record((lat / LAT_UNIT_NS).max(1));
             st.last = now;
         }
         p.free.push(l);

@@ -12,7 +12,7 @@ impl Sim {
         let per_s = |x: f64, secs: f64| if secs > 0.0 { x / secs } else { 0.0 };
         let mut drives = Vec::new();
         let mut total = Total::default();
-        let mut all = new_histogram();
+        let mut all = LatCounts::new();
         let mut lat_sum = 0.0;
         let mut nios = 0u64;
         for dr in &self.drives {
@@ -42,7 +42,7 @@ impl Sim {
             total.read_mb_s += r.read_mb_s;
             total.write_mb_s += r.write_mb_s;
             total.iops += r.iops;
-            let _ = all.add(&st.hist);
+            all.add(&st.hist);
             lat_sum += st.lat_sum_ns;
             nios += st.ios;
             drives.push(r);
@@ -227,13 +227,10 @@ pub(crate) fn bottleneck_of(g: &ResourceGraph, utils: &[f64]) -> Bottleneck {
 /// digits: percentiles within 1%, a few kilobytes per drive (1,024 drives stay cheap).
 pub(super) const LAT_UNIT_NS: u64 = 100;
 
-pub(super) fn new_histogram() -> Histogram<u32> {
-    Histogram::new_with_bounds(1, 36_000_000_000, 2).expect("valid histogram bounds")
-}
-
-pub(crate) fn latency(h: &Histogram<u32>, sum_ns: f64, n: u64) -> Latency {
+/// The latency summary of `n` completions with latencies summing to `sum_ns`.
+pub(super) fn latency(h: &LatCounts, sum_ns: f64, n: u64) -> Latency {
     if n == 0 {
         return Latency::default();
     }
-    crate::latency::summarize(h, LAT_UNIT_NS, sum_ns / n as f64 / 1e3)
+    crate::latency::summarize(&h.histogram(), LAT_UNIT_NS, sum_ns / n as f64 / 1e3)
 }

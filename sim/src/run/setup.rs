@@ -253,7 +253,7 @@ impl DriveStats {
             read_bytes: 0.0,
             write_bytes: 0.0,
             ios: 0,
-            hist: new_histogram(),
+            hist: LatCounts::new(),
             lat_sum_ns: 0.0,
             first: None,
             last: SimTime::ZERO,
