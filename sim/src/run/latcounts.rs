@@ -45,18 +45,27 @@ fn value(i: usize) -> u64 {
     if b < 0 { sub - SUB_HALF } else { sub << b }
 }
 
+/// Counts in the layout (hdrhistogram's `distinct_values` for the bounds), found once.
+fn layout_len() -> usize {
+    static LEN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LEN.get_or_init(|| new_histogram().distinct_values())
+}
+
 #[derive(Clone)]
 pub(super) struct LatCounts {
     counts: Vec<u32>,
     /// Where a value past the counts goes (`saturating_record` clamps it to the highest
     /// trackable value).
     top: usize,
+    /// The lowest and highest index counted (`lo > hi`: none): a drive's latencies fill a
+    /// few hundred of the ~3,700 counts, and only those are read back.
+    lo: usize,
+    hi: usize,
 }
 
 impl LatCounts {
     pub(super) fn new() -> LatCounts {
-        let len = new_histogram().distinct_values();
-        LatCounts { counts: vec![0; len], top: index(HIGH) }
+        LatCounts { counts: vec![0; layout_len()], top: index(HIGH), lo: usize::MAX, hi: 0 }
     }
 
     /// One latency [100 ns units], as `Histogram::saturating_record` records it.
@@ -65,19 +74,33 @@ impl LatCounts {
         let i = index(v);
         let i = if i < self.counts.len() { i } else { self.top };
         self.counts[i] = self.counts[i].saturating_add(1);
+        self.lo = self.lo.min(i);
+        self.hi = self.hi.max(i);
+    }
+
+    /// The indices that may hold counts.
+    fn span(&self) -> std::ops::Range<usize> {
+        if self.lo > self.hi { 0..0 } else { self.lo..self.hi + 1 }
     }
 
     /// Adds `o`'s counts (`Histogram::add`).
     pub(super) fn add(&mut self, o: &LatCounts) {
-        for (a, &b) in self.counts.iter_mut().zip(&o.counts) {
+        let span = o.span();
+        if span.is_empty() {
+            return;
+        }
+        for (a, &b) in self.counts[span.clone()].iter_mut().zip(&o.counts[span.clone()]) {
             *a = a.saturating_add(b);
         }
+        self.lo = self.lo.min(span.start);
+        self.hi = self.hi.max(span.end - 1);
     }
 
     /// The histogram these counts are.
     pub(super) fn histogram(&self) -> Histogram<u32> {
         let mut h = new_histogram();
-        for (i, &c) in self.counts.iter().enumerate() {
+        for i in self.span() {
+            let c = self.counts[i];
             if c > 0 {
                 h.record_n(value(i), c).expect("a value of the layout is in range");
             }
@@ -137,6 +160,8 @@ mod tests {
     fn sums_are_hdrhistograms_add() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let (mut all_h, mut all_c) = (new_histogram(), LatCounts::new());
+        all_c.add(&LatCounts::new());
+        assert!(all_c.histogram().is_empty() && all_c.span().is_empty());
         for _ in 0..8 {
             let (mut h, mut c) = (new_histogram(), LatCounts::new());
             for _ in 0..rng.random_range(0..2_000) {
