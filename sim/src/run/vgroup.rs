@@ -793,10 +793,16 @@ impl Sim {
     }
 
     fn new_group(&mut self, k: usize, r: usize, now: SimTime, members: &[u32]) -> u32 {
+        // The fastest non-member crossing `r` (members marked first: a `contains` per active
+        // class made forming a group of m among n moving classes cost n x m).
+        let mut member = vec![false; self.classes.len()];
+        for &c in members {
+            member[c as usize] = true;
+        }
         let floor = self.alloc.comps[k]
             .active
             .iter()
-            .filter(|&&c| !members.contains(&c) && self.classes[c as usize].costs.iter().any(|x| x.resource == r))
+            .filter(|&&c| !member[c as usize] && self.classes[c as usize].costs.iter().any(|x| x.resource == r))
             .map(|&c| self.classes[c as usize].rate)
             .fold(0.0, f64::max);
         let group = Group {
