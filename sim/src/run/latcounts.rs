@@ -31,11 +31,15 @@ pub(super) fn new_histogram() -> Histogram<u32> {
 
 /// The counts index of `v` (hdrhistogram's `index_for`).
 #[inline(always)]
-fn index(v: u64) -> usize {
+const fn index(v: u64) -> usize {
     let bucket = LZ_BASE - (v | SUB_MASK).leading_zeros();
     let sub = v >> bucket;
-    (((u64::from(bucket) + 1) << SUB_HALF_MAGNITUDE) + sub - SUB_HALF) as usize
+    (((bucket as u64 + 1) << SUB_HALF_MAGNITUDE) + sub - SUB_HALF) as usize
 }
+
+/// Where a value past the counts goes: `saturating_record` clamps it to the highest
+/// trackable value.
+const TOP: usize = index(HIGH);
 
 /// The lowest value of counts index `i` (hdrhistogram's `value_for`).
 fn value(i: usize) -> u64 {
@@ -54,9 +58,6 @@ fn layout_len() -> usize {
 #[derive(Clone)]
 pub(super) struct LatCounts {
     counts: Vec<u32>,
-    /// Where a value past the counts goes (`saturating_record` clamps it to the highest
-    /// trackable value).
-    top: usize,
     /// The lowest and highest index counted (`lo > hi`: none): a drive's latencies fill a
     /// few hundred of the ~3,700 counts, and only those are read back.
     lo: usize,
@@ -65,14 +66,14 @@ pub(super) struct LatCounts {
 
 impl LatCounts {
     pub(super) fn new() -> LatCounts {
-        LatCounts { counts: vec![0; layout_len()], top: index(HIGH), lo: usize::MAX, hi: 0 }
+        LatCounts { counts: vec![0; layout_len()], lo: usize::MAX, hi: 0 }
     }
 
     /// One latency [100 ns units], as `Histogram::saturating_record` records it.
     #[inline]
     pub(super) fn record(&mut self, v: u64) {
         let i = index(v);
-        let i = if i < self.counts.len() { i } else { self.top };
+        let i = if i < self.counts.len() { i } else { TOP };
         self.counts[i] = self.counts[i].saturating_add(1);
         self.lo = self.lo.min(i);
         self.hi = self.hi.max(i);
