@@ -34,11 +34,15 @@
 //!   work is charged on it for that, so no existing allocation changes.
 //!
 //! A host resource joins every class into one component of the fluid allocation, which
-//! makes the simulator re-solve all classes on every change (4x slower on the 1,024-drive
-//! chassis). So a class is charged on it only where the resource can bind: when every
-//! drive's link moving its raw rate (both directions where full duplex) would load it to
-//! 1 or more at the class's block size. Below that its utilization stays under 1 whatever
-//! the workload, and leaving it out changes no allocation.
+//! makes the simulator re-solve all classes on every change and keeps a saturated HBA's
+//! classes from being served as one group while another HBA's change. So a class is charged
+//! on it only where the resource can bind: when the most the drives can move to the host
+//! together would load it to 1 or more at the class's block size. That most is a cut of the
+//! topology's tree ([`tree_most`]): every node passes at most its own link's raw rate (both
+//! directions where full duplex) and at most what its children pass it, so four HBAs on
+//! PCIe 3.0 x8 move at most 4 x 2 x 7.9 GB/s however many drives hang below them. Below 1
+//! the resource's utilization stays under 1 whatever the workload, and leaving it out
+//! changes no allocation (`tests`: the max-min rates with and without it agree).
 
 use super::{Cost, Dir, ResourceGraph, Side};
 use crate::cpu::Kernel;
@@ -76,7 +80,7 @@ impl HostResources {
         let most =
             |d: usize| g.rates[d].map_or(f64::INFINITY, |r| r.raw_bytes_per_s * if r.half_duplex { 1.0 } else { 2.0 });
         let most: Vec<(usize, f64)> = t.drives.iter().map(|&d| (d, most(d))).collect();
-        let max_bytes_per_s = most.iter().map(|&(_, m)| m).sum();
+        let max_bytes_per_s = tree_most(t, &g.rates);
         let mut jobs = vec![None; t.nodes.len()];
         if h.cpu_per_io_us > 0.0 {
             for (d, most) in most {
@@ -99,6 +103,34 @@ impl HostResources {
         let iommu = self.iommu.map(|r| Cost { resource: r, s_per_byte: iommu_walk_s_per_byte(h) });
         cpu.into_iter().chain(iommu).filter(can_bind)
     }
+}
+
+/// Most bytes per second the drives can move to and from the host together: a node passes
+/// at most its own link's raw rate (both directions where full duplex) and at most what the
+/// nodes below it pass up to it; a drive passes its own link's. Every class's cost per byte
+/// on a link is at least `1 / raw` (payload rates are below the raw rate), so the links of
+/// any set of nodes that separates the drives from the host bound what all classes move
+/// together, and this is the least such bound the tree gives. A node whose link has no
+/// modelled rate (internal) passes what its children pass; a drive without one, unbounded.
+pub(crate) fn tree_most(t: &Topology, rates: &[Option<crate::link::LinkRates>]) -> f64 {
+    let n = t.nodes.len();
+    let own =
+        |ix: usize| rates[ix].map_or(f64::INFINITY, |r| r.raw_bytes_per_s * if r.half_duplex { 1.0 } else { 2.0 });
+    let depth: Vec<usize> = (0..n).map(|ix| t.path_to_host(ix).len()).collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&ix| std::cmp::Reverse(depth[ix]));
+    let mut below = vec![0.0f64; n];
+    let mut total = 0.0;
+    for ix in order {
+        let node = &t.nodes[ix];
+        let from = if node.is_drive() { f64::INFINITY } else { below[ix] };
+        let pass = own(ix).min(from);
+        match node.parent {
+            Some(p) => below[p] += pass,
+            None => total += below[ix],
+        }
+    }
+    total
 }
 
 /// Seconds of the whole host's CPU per byte of `bs`-byte I/Os.
@@ -231,6 +263,57 @@ mod tests {
         assert!(a.binding.iter().all(|&b| b != Some(cpu)));
         let total: f64 = a.rates.iter().sum();
         assert!(a.util[cpu] < 0.2 && a.util[cpu] > 0.1, "{} at {total}", a.util[cpu]);
+    }
+
+    /// Five SATA SSDs behind a JMB585 held to PCIe 2.0 x1 (500 MB/s raw each way), on a host
+    /// of one core: the drives' own links could move 5 x 600 = 3,000 MB/s, the card's link at
+    /// most 2 x 500 = 1,000 MB/s. At 128 KiB a core that completes 2,000 MB/s of I/Os cannot
+    /// bind behind that card, so no class is charged on `host.cpu` (and the classes of
+    /// separate cards would stay separate components); one that completes 800 MB/s can, and
+    /// is charged. Either way, the max-min rates with the cost forced in equal those without
+    /// it where it cannot bind.
+    #[test]
+    fn host_cpu_is_charged_only_where_the_tree_can_load_it_to_one() {
+        let topo = |cpu_mb_s: f64| {
+            let us = 131_072.0 / (cpu_mb_s * 1e6) * 1e6;
+            let s = format!(
+                "[host]\npart = \"generic-host\"\nparams = {{ cpu_cores = 1, cpu_per_io_us = {us} }}\n\
+                 [[node]]\nid = \"hba\"\npart = \"jmb585\"\nparent = \"host\"\nlink = \"pcie2x1\"\n\
+                 [[drive]]\nid = \"d\"\ncount = 5\npart = \"micron-5300pro-3840\"\nparent = \"hba\"\n"
+            );
+            Topology::parse("t.toml", &s, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let t = topo(2000.0);
+        let g = ResourceGraph::new(&t);
+        let raw = g.rates[t.nodes.iter().position(|n| n.id == "hba").unwrap()].unwrap().raw_bytes_per_s;
+        assert!((tree_most(&t, &g.rates) - 2.0 * raw).abs() < 1.0, "{} vs {raw}", tree_most(&t, &g.rates));
+        let drive_links: f64 = t.drives.iter().map(|&d| g.rates[d].unwrap().raw_bytes_per_s).sum();
+        assert!(drive_links > 2.5 * raw, "the drives' links alone would let the CPU bind");
+        let cpu = g.resources.iter().position(|r| r.id == "host.cpu").unwrap();
+        let costs = |g: &ResourceGraph, t: &Topology| -> Vec<Vec<Cost>> {
+            t.drives.iter().map(|&d| g.class_costs(t, d, Dir::Read, 131_072, false, true)).collect()
+        };
+        let flows = costs(&g, &t);
+        assert!(flows.iter().all(|f| f.iter().all(|c| c.resource != cpu)), "host.cpu cannot bind: left out");
+        // Forced in, it changes no rate and stays under 1.
+        let forced: Vec<Vec<Cost>> = flows
+            .iter()
+            .map(|f| {
+                let mut f = f.clone();
+                f.push(Cost { resource: cpu, s_per_byte: cpu_s_per_byte(t.host_figures(), 131_072.0) });
+                f
+            })
+            .collect();
+        let (a, b) = (max_min(&flows, g.resources.len(), &[]), max_min(&forced, g.resources.len(), &[]));
+        for (x, y) in a.rates.iter().zip(&b.rates) {
+            assert!((x - y).abs() <= 1e-9 * x, "{x} vs {y}");
+        }
+        assert!(b.util[cpu] < 1.0 - 1e-6, "{}", b.util[cpu]);
+        // A slower core can bind behind the same card: charged.
+        let t = topo(800.0);
+        let g = ResourceGraph::new(&t);
+        let cpu = g.resources.iter().position(|r| r.id == "host.cpu").unwrap();
+        assert!(costs(&g, &t).iter().all(|f| f.iter().any(|c| c.resource == cpu)), "host.cpu can bind: charged");
     }
 
     /// Half a byte of P+Q per member byte costs half of a byte's; nothing for no bytes.
