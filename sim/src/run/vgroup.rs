@@ -317,7 +317,8 @@ impl Groups {
                     gone = true;
                 }
             }
-            if before != 2 && gone {
+            // With one user before, `r` was in no `multi`; with two, it left them all above.
+            if before > 2 && gone {
                 self.gm(g).multi.retain(|&x| x != r);
             }
         }
