@@ -38,6 +38,8 @@ impl Sim {
     /// groups' `join_beside_groups`.
     pub(super) fn admit(&mut self, c: usize, k: usize, rate: f64, now: SimTime) {
         self.integrate(k, now);
+        // Loads rise: the groups' bounds on theirs are void.
+        self.alloc.groups.comp[k].epoch += 1;
         for cost in &self.classes[c].costs {
             self.alloc.load[cost.resource] += rate * cost.s_per_byte;
             if !self.alloc.is_loaded[cost.resource] {
