@@ -4,13 +4,15 @@
 //! is a cache miss away: `Histogram::saturating_record` is a call that also updates the
 //! histogram's minimum, maximum and total (three more fields, often another cache line).
 //! [`LatCounts`] keeps only the counts array, indexed exactly as the report's histogram
-//! (`Histogram::<u32>::new_with_bounds(1, 36e9, 2)`) indexes it, and turns into that
-//! histogram when the report is made. Everything the report reads of a histogram
-//! (percentiles, max, the recorded buckets, the sum over drives) depends on the counts alone:
-//! max and min are reported as the highest and lowest value equivalent to their bucket.
-//! The tests below check the layout against hdrhistogram index by index and value by value.
+//! (`Histogram::<u32>::new_with_bounds(1, 36e9, 2)`) indexes it. Everything the report
+//! reads of a histogram (percentiles, max, the recorded buckets, the sum over drives) depends
+//! on the counts alone: max and min are reported as the highest and lowest value equivalent
+//! to their bucket, so the report's summary is read from the counts directly
+//! ([`LatCounts::summary`]). The tests below check the layout against hdrhistogram index by
+//! index and value by value, and the summary against `latency::summarize` of the histogram.
 
 use hdrhistogram::Histogram;
+use iopath_model::latency::{Latency, PERCENTILES, Percentile};
 
 /// The histograms' bounds [100 ns units] and precision: 100 ns to 1 h, 2 significant digits.
 const LOW: u64 = 1;
@@ -47,6 +49,12 @@ fn value(i: usize) -> u64 {
     let b = (i >> SUB_HALF_MAGNITUDE) as i64 - 1;
     let sub = (i & (SUB_HALF - 1)) + SUB_HALF;
     if b < 0 { sub - SUB_HALF } else { sub << b }
+}
+
+/// The highest value of counts index `i` (hdrhistogram's `highest_equivalent` of its
+/// values): the indices cover the values without gaps, so it is one below the next's lowest.
+fn highest(i: usize) -> u64 {
+    value(i + 1) - 1
 }
 
 /// Counts in the layout (hdrhistogram's `distinct_values` for the bounds), found once.
@@ -97,7 +105,53 @@ impl LatCounts {
         self.hi = self.hi.max(span.end - 1);
     }
 
-    /// The histogram these counts are.
+    /// `latency::summarize` of [`LatCounts::histogram`], exactly (the tests check it), read
+    /// from the counted span in one pass without building the histogram: a report of the
+    /// 1,024-drive chassis makes 1,025 summaries, and a histogram is ~3,700 counts to
+    /// allocate and zero, and several passes over them, for a few hundred counted.
+    pub(super) fn summary(&self, unit_ns: u64, mean_us: f64) -> Latency {
+        let span = self.span();
+        let total: u64 = self.counts[span.clone()].iter().map(|&c| u64::from(c)).sum();
+        if total == 0 {
+            return Latency::default();
+        }
+        let us = |v: u64| (v * unit_ns) as f64 / 1e3;
+        // `value_at_quantile`: the first index whose running count reaches the quantile's
+        // count (at least 1); its lowest value at quantile 0, its highest otherwise.
+        let mut qs: Vec<f64> = Vec::with_capacity(PERCENTILES.len() + 2);
+        qs.extend([0.5, 0.99]);
+        qs.extend(PERCENTILES.iter().map(|p| p / 100.0));
+        let target = |q: f64| ((q.min(1.0) * total as f64).ceil() as u64).max(1);
+        let mut order: Vec<usize> = (0..qs.len()).collect();
+        order.sort_by_key(|&j| target(qs[j]));
+        let mut at = vec![0u64; qs.len()];
+        let mut l = Latency { mean: mean_us, ..Latency::default() };
+        let (mut run, mut next, mut last) = (0u64, 0usize, span.start);
+        for i in span {
+            let c = u64::from(self.counts[i]);
+            if c == 0 {
+                continue;
+            }
+            run += c;
+            last = i;
+            while next < order.len() && target(qs[order[next]]) <= run {
+                let j = order[next];
+                at[j] = if qs[j] == 0.0 { value(i) } else { highest(i) };
+                next += 1;
+            }
+            // `iter_recorded`: each counted index at its highest value.
+            l.count(highest(i) * unit_ns, c);
+        }
+        l.p50 = us(at[0]);
+        l.p99 = us(at[1]);
+        // `max`: the highest value equivalent to the largest recorded, the last counted index's.
+        l.max = us(highest(last));
+        l.percentiles = PERCENTILES.iter().zip(&at[2..]).map(|(&pct, &v)| Percentile { pct, us: us(v) }).collect();
+        l
+    }
+
+    /// The histogram these counts are: the reference the tests hold `summary` to.
+    #[cfg(test)]
     pub(super) fn histogram(&self) -> Histogram<u32> {
         let mut h = new_histogram();
         for i in self.span() {
@@ -154,6 +208,7 @@ mod tests {
             assert_eq!((g.len(), g.max(), g.min()), (h.len(), h.max(), h.min()), "round {round}");
             let s = |x: &Histogram<u32>| crate::latency::summarize(x, 100, 1.0);
             assert_eq!(s(&g), s(&h), "round {round}");
+            assert_eq!(c.summary(100, 1.0), s(&h), "round {round}: the one-pass summary");
         }
     }
 
@@ -176,5 +231,37 @@ mod tests {
         let g = all_c.histogram();
         assert_eq!((g.len(), g.max(), g.min()), (all_h.len(), all_h.max(), all_h.min()));
         assert_eq!(crate::latency::summarize(&g, 100, 1.0), crate::latency::summarize(&all_h, 100, 1.0));
+        assert_eq!(all_c.summary(100, 1.0), crate::latency::summarize(&all_h, 100, 1.0));
+        assert_eq!(LatCounts::new().summary(100, 1.0), Latency::default());
+    }
+
+    /// Every index's highest value is hdrhistogram's, and the one-pass summary is
+    /// `summarize` of the histogram for counts that are few, one value only, all in one
+    /// index, at the first and at the last index.
+    #[test]
+    fn the_one_pass_summary_is_summarize() {
+        let h = new_histogram();
+        for (i, b) in h.iter_all().enumerate() {
+            assert_eq!(highest(i), b.value_iterated_to(), "index {i}");
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for round in 0..300 {
+            let (mut h, mut c) = (new_histogram(), LatCounts::new());
+            let one = rng.random_range(1..5_000_000u64);
+            for _ in 0..rng.random_range(1..50) {
+                let v = match round % 4 {
+                    0 => one,
+                    1 => rng.random_range(1..200),
+                    2 => HIGH + rng.random_range(0..10),
+                    _ => {
+                        let bits = rng.random_range(1..36);
+                        rng.random_range(1..1u64 << bits)
+                    }
+                };
+                h.saturating_record(v);
+                c.record(v);
+            }
+            assert_eq!(c.summary(100, 2.5), crate::latency::summarize(&h, 100, 2.5), "round {round}");
+        }
     }
 }

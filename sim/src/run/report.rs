@@ -232,5 +232,5 @@ pub(super) fn latency(h: &LatCounts, sum_ns: f64, n: u64) -> Latency {
     if n == 0 {
         return Latency::default();
     }
-    crate::latency::summarize(&h.histogram(), LAT_UNIT_NS, sum_ns / n as f64 / 1e3)
+    h.summary(LAT_UNIT_NS, sum_ns / n as f64 / 1e3)
 }
