@@ -84,9 +84,8 @@ pub(super) struct Group {
     /// Joins, leaves and completions since it formed, and the members it formed with.
     ops: u64,
     formed_with: u64,
-    /// An upper bound on the load of every resource in `multi` (and of every other resource
-    /// a member crosses outside `r`), valid while its component's `epoch` is `hi_epoch`:
-    /// see [`Sim::leave_holds`]. NaN: not known.
+    /// An upper bound on the load of every resource in `multi`, valid while its component's
+    /// `epoch` is `hi_epoch`: see [`Sim::leave_holds`]. NaN: not known.
     hi: f64,
     hi_epoch: u64,
 }
@@ -142,9 +141,10 @@ pub(super) struct CompGroups {
     /// Full solves to skip before forming groups again, and the current back-off.
     block: u32,
     backoff: u32,
-    /// Counts every change that can raise a load in the component other than one group's
-    /// own join or leave: a class admitted beside the groups, any group's share. A group's
-    /// `hi` is a bound only while this has not moved since the group set it.
+    /// Bumped by every change that can raise a load in the component: a class admitted
+    /// beside the groups, any group's join or leave (which sets that group's own bound
+    /// anew, and a resource joining `multi` always comes with one). A group's `hi` is a
+    /// bound only while this has not moved since the group set it.
     pub(super) epoch: u64,
 }
 
