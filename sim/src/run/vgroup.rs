@@ -105,6 +105,7 @@ impl Tags {
         Tags { fifo: VecDeque::with_capacity(n), heap: BinaryHeap::new() }
     }
 
+    #[inline]
     fn push(&mut self, t: (u64, u32)) {
         if self.fifo.back().is_none_or(|&b| t >= b) {
             self.fifo.push_back(t);
@@ -113,6 +114,7 @@ impl Tags {
         }
     }
 
+    #[inline]
     fn peek(&self) -> Option<(u64, u32)> {
         match (self.fifo.front(), self.heap.peek()) {
             (Some(&f), Some(&Reverse(h))) => Some(f.min(h)),
@@ -122,6 +124,7 @@ impl Tags {
         }
     }
 
+    #[inline]
     fn pop(&mut self) -> Option<(u64, u32)> {
         let from_heap = match (self.fifo.front(), self.heap.peek()) {
             (Some(&f), Some(&Reverse(h))) => h < f,
@@ -230,28 +233,34 @@ impl Groups {
     }
 
     /// The scheduler timer id of group `g` (class timers are `0..classes`).
+    #[inline]
     pub(super) fn timer_id(&self, g: u32) -> usize {
         self.n_classes + g as usize
     }
 
     /// The group a timer id belongs to, if it is a group's.
+    #[inline]
     pub(super) fn group_of_timer(&self, id: usize) -> Option<u32> {
         id.checked_sub(self.n_classes).map(|g| g as u32)
     }
 
+    #[inline]
     pub(super) fn is_member(&self, c: usize) -> bool {
         self.of_class[c] != NONE
     }
 
+    #[inline]
     fn g(&self, g: u32) -> &Group {
         self.list[g as usize].as_ref().expect("live group")
     }
 
+    #[inline]
     fn gm(&mut self, g: u32) -> &mut Group {
         self.list[g as usize].as_mut().expect("live group")
     }
 
     /// The load of `r` if group `g` ran at share `s` with `dw` more cost there.
+    #[inline]
     fn load_at(&self, base: &[f64], r: usize, g: u32, s: f64, dw: f64) -> f64 {
         let mut l = base[r] + s * dw;
         for u in &self.res_use[r] {
@@ -261,6 +270,7 @@ impl Groups {
         l
     }
 
+    #[inline]
     fn cap_insert(&mut self, g: u32, cap: f64) {
         let caps = &mut self.gm(g).caps;
         match caps.binary_search_by_key(&cap.to_bits(), |&(b, _)| b) {
@@ -269,6 +279,7 @@ impl Groups {
         }
     }
 
+    #[inline]
     fn cap_remove(&mut self, g: u32, cap: f64) {
         let caps = &mut self.gm(g).caps;
         if let Ok(i) = caps.binary_search_by_key(&cap.to_bits(), |&(b, _)| b) {
@@ -348,6 +359,7 @@ impl Groups {
 
     /// Whether group `g` may run at share `s` as far as its members' private headroom and
     /// the non-members' rates on `r` go (it stays above every one of them).
+    #[inline]
     fn share_ok(&self, g: u32, s: f64) -> bool {
         let gr = self.g(g);
         let min_cap = gr.caps.first().map_or(f64::INFINITY, |&(b, _)| f64::from_bits(b));
@@ -372,6 +384,7 @@ impl Groups {
     }
 
     /// Group `g`'s bound on its resources' loads, if still valid.
+    #[inline]
     fn hi(&self, g: u32) -> Option<f64> {
         let gr = self.g(g);
         (gr.hi_epoch == self.comp[gr.comp as usize].epoch && gr.hi.is_finite()).then_some(gr.hi)
@@ -379,6 +392,7 @@ impl Groups {
 
     /// Group `g` changed its share (a join or a leave) and `hi` bounds its resources' loads
     /// after it: every other group's bound is void (their loads may have risen).
+    #[inline]
     fn set_hi(&mut self, g: u32, hi: Option<f64>) {
         let k = self.g(g).comp as usize;
         self.comp[k].epoch += 1;
@@ -391,6 +405,7 @@ impl Groups {
 
 impl Sim {
     /// Moves group `g`'s virtual clock to `now`, noting it at the window's edges.
+    #[inline]
     fn advance(&mut self, g: u32, now: SimTime) {
         let (ws, we) = (self.win.start, self.win.end);
         let gr = self.alloc.groups.gm(g);
@@ -429,6 +444,7 @@ impl Sim {
     }
 
     /// Sets group `g`'s timer at its earliest finish tag.
+    #[inline]
     fn reschedule(&mut self, g: u32, now: SimTime) {
         let id = self.alloc.groups.timer_id(g);
         let gr = self.alloc.groups.g(g);
@@ -446,6 +462,7 @@ impl Sim {
 
     /// Class `c`'s private headroom [bytes/s] outside bottleneck `r`: the rate at which a
     /// resource it crosses would fill, given the load of the classes outside groups.
+    #[inline]
     fn private_cap(&self, c: usize, r: usize) -> f64 {
         let mut cap = f64::INFINITY;
         for cost in &self.classes[c].costs {
@@ -495,6 +512,7 @@ impl Sim {
     }
 
     /// The members' summed cost per byte on the bottleneck.
+    #[inline]
     fn group_w(&self, g: u32) -> f64 {
         let r = self.alloc.groups.g(g).r;
         self.alloc.groups.res_use[r].iter().find(|u| u.group == g).map_or(0.0, |u| u.w)
