@@ -11,12 +11,15 @@
 //! ([`LatCounts::summary`]). The tests below check the layout against hdrhistogram index by
 //! index and value by value, and the summary against `latency::summarize` of the histogram.
 
+#[cfg(test)]
 use hdrhistogram::Histogram;
 use iopath_model::latency::{Latency, PERCENTILES, Percentile};
 
 /// The histograms' bounds [100 ns units] and precision: 100 ns to 1 h, 2 significant digits.
+#[cfg(test)]
 const LOW: u64 = 1;
 const HIGH: u64 = 36_000_000_000;
+#[cfg(test)]
 const SIGFIG: u8 = 2;
 
 /// hdrhistogram's layout for those bounds: `2 x 10^2` values at unit resolution need
@@ -27,6 +30,7 @@ const SUB_MASK: u64 = (1 << (SUB_HALF_MAGNITUDE + 1)) - 1;
 /// 64 minus the unit magnitude (0) minus the sub-bucket count's magnitude (8).
 const LZ_BASE: u32 = 56;
 
+#[cfg(test)]
 pub(super) fn new_histogram() -> Histogram<u32> {
     Histogram::new_with_bounds(LOW, HIGH, SIGFIG).expect("valid histogram bounds")
 }
@@ -42,6 +46,7 @@ const fn index(v: u64) -> usize {
 /// Where a value past the counts goes: `saturating_record` clamps it to the highest
 /// trackable value.
 const TOP: usize = index(HIGH);
+const _: () = assert!(TOP < LAYOUT_LEN);
 
 /// The lowest value of counts index `i` (hdrhistogram's `value_for`).
 fn value(i: usize) -> u64 {
@@ -57,34 +62,75 @@ fn highest(i: usize) -> u64 {
     value(i + 1) - 1
 }
 
-/// Counts in the layout (hdrhistogram's `distinct_values` for the bounds), found once.
-fn layout_len() -> usize {
-    static LEN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *LEN.get_or_init(|| new_histogram().distinct_values())
-}
+/// Counts in the layout (hdrhistogram's `distinct_values` for the bounds; a test checks
+/// it): indices past `TOP` up to here are the rest of the last bucket, recorded as they are.
+const LAYOUT_LEN: usize = 3840;
 
-#[derive(Clone)]
+/// Indices a window grows by at least, past what a record needs: a drive's latencies move
+/// over a few hundred indices, so a window grows a few times and then stays.
+const GROW: usize = 64;
+
+/// Counts of the indices `base..base + counts.len()` of the layout, grown on demand: a
+/// drive's latencies fill a few hundred of the ~3,700 counts, so a window of them is all
+/// a drive holds (1,024 drives held 15 MB of zeroed counts as full arrays, and zeroing them
+/// was a sixtieth of a 1 s run of that chassis).
+#[derive(Clone, Default)]
 pub(super) struct LatCounts {
     counts: Vec<u32>,
-    /// The lowest and highest index counted (`lo > hi`: none): a drive's latencies fill a
-    /// few hundred of the ~3,700 counts, and only those are read back.
+    base: usize,
+    /// The lowest and highest index counted (`lo > hi`: none): only those are read back.
     lo: usize,
     hi: usize,
 }
 
 impl LatCounts {
     pub(super) fn new() -> LatCounts {
-        LatCounts { counts: vec![0; layout_len()], lo: usize::MAX, hi: 0 }
+        LatCounts { counts: Vec::new(), base: 0, lo: usize::MAX, hi: 0 }
     }
 
     /// One latency [100 ns units], as `Histogram::saturating_record` records it.
     #[inline]
     pub(super) fn record(&mut self, v: u64) {
         let i = index(v);
-        let i = if i < self.counts.len() { i } else { TOP };
-        self.counts[i] = self.counts[i].saturating_add(1);
+        // An index past the layout is never in the window: `outside` clamps it.
+        match self.counts.get_mut(i.wrapping_sub(self.base)) {
+            Some(c) => {
+                *c = c.saturating_add(1);
+                self.lo = self.lo.min(i);
+                self.hi = self.hi.max(i);
+            }
+            None => self.outside(i),
+        }
+    }
+
+    /// `record` of an index outside the window.
+    #[cold]
+    #[inline(never)]
+    fn outside(&mut self, i: usize) {
+        let i = if i < LAYOUT_LEN { i } else { TOP };
+        self.grow_to(i, 1);
         self.lo = self.lo.min(i);
         self.hi = self.hi.max(i);
+    }
+
+    /// Widens the window to hold index `i` (with `GROW` to spare, within the layout) and
+    /// adds `n` there.
+    fn grow_to(&mut self, i: usize, n: u32) {
+        let end = self.base + self.counts.len();
+        let (lo, hi) = if self.counts.is_empty() { (i, i + 1) } else { (self.base.min(i), end.max(i + 1)) };
+        let lo = lo.saturating_sub(if lo < self.base || self.counts.is_empty() { GROW } else { 0 });
+        let hi = (hi + if hi > end || self.counts.is_empty() { GROW } else { 0 }).min(LAYOUT_LEN);
+        let mut counts = vec![0u32; hi - lo];
+        counts[self.base.max(lo) - lo..][..self.counts.len()].copy_from_slice(&self.counts);
+        self.counts = counts;
+        self.base = lo;
+        self.counts[i - lo] = self.counts[i - lo].saturating_add(n);
+    }
+
+    /// The count at layout index `i` (0 outside the window).
+    #[inline]
+    fn at(&self, i: usize) -> u32 {
+        self.counts.get(i.wrapping_sub(self.base)).copied().unwrap_or(0)
     }
 
     /// The indices that may hold counts.
@@ -98,8 +144,15 @@ impl LatCounts {
         if span.is_empty() {
             return;
         }
-        for (a, &b) in self.counts[span.clone()].iter_mut().zip(&o.counts[span.clone()]) {
-            *a = a.saturating_add(b);
+        // Both ends of `o`'s span in the window first, then one pass over the span.
+        for i in [span.start, span.end - 1] {
+            if i.wrapping_sub(self.base) >= self.counts.len() {
+                self.grow_to(i, 0);
+            }
+        }
+        let off = self.base;
+        for (a, i) in self.counts[span.start - off..span.end - off].iter_mut().zip(span.clone()) {
+            *a = a.saturating_add(o.at(i));
         }
         self.lo = self.lo.min(span.start);
         self.hi = self.hi.max(span.end - 1);
@@ -111,7 +164,7 @@ impl LatCounts {
     /// allocate and zero, and several passes over them, for a few hundred counted.
     pub(super) fn summary(&self, unit_ns: u64, mean_us: f64) -> Latency {
         let span = self.span();
-        let total: u64 = self.counts[span.clone()].iter().map(|&c| u64::from(c)).sum();
+        let total: u64 = span.clone().map(|i| u64::from(self.at(i))).sum();
         if total == 0 {
             return Latency::default();
         }
@@ -128,7 +181,7 @@ impl LatCounts {
         let mut l = Latency { mean: mean_us, ..Latency::default() };
         let (mut run, mut next, mut last) = (0u64, 0usize, span.start);
         for i in span {
-            let c = u64::from(self.counts[i]);
+            let c = u64::from(self.at(i));
             if c == 0 {
                 continue;
             }
@@ -155,7 +208,7 @@ impl LatCounts {
     pub(super) fn histogram(&self) -> Histogram<u32> {
         let mut h = new_histogram();
         for i in self.span() {
-            let c = self.counts[i];
+            let c = self.at(i);
             if c > 0 {
                 h.record_n(value(i), c).expect("a value of the layout is in range");
             }
@@ -172,7 +225,7 @@ mod tests {
     #[test]
     fn every_index_is_hdrhistograms() {
         let h = new_histogram();
-        assert_eq!(h.distinct_values(), LatCounts::new().counts.len());
+        assert_eq!(h.distinct_values(), LAYOUT_LEN);
         // `iter_all` visits hdrhistogram's counts in index order.
         let mut n = 0;
         for (i, b) in h.iter_all().enumerate() {
