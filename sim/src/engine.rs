@@ -259,9 +259,14 @@ impl<E> Scheduler<E> {
                 self.sift_up(i);
             }
             i => {
+                // Moved later (a transfer slowed down), it can only go down; earlier, only up.
+                let later = key > self.timers[i].0;
                 self.timers[i].0 = key;
-                let i = self.sift_up(i);
-                self.sift_down(i);
+                if later {
+                    self.sift_down(i);
+                } else {
+                    self.sift_up(i);
+                }
             }
         }
     }
