@@ -174,14 +174,22 @@ pub(super) struct Groups {
     cap: Vec<f64>,
     /// The group whose bottleneck each resource is.
     bottleneck_of: Vec<u32>,
-    /// Each resource's groups that members cross it in, and how many members that is.
-    res_use: Vec<Vec<ResUse>>,
-    res_n: Vec<u32>,
-    /// Classes whose costs cross each resource (from the costs at setup, and any a flash
-    /// drive's write class takes later): a resource one class crosses is private to it, and
-    /// `res_use` never lists it (nothing reads it: while the class is a member no other
-    /// class can cross it; while it is not, the list would be empty anyway).
-    crossers: Vec<u32>,
+    /// Each resource's use by the groups' members (one entry per resource, so a join or a
+    /// leave finds all three figures of a resource in one place).
+    res: Vec<ResState>,
+}
+
+/// What the groups' members put on one resource.
+#[derive(Clone, Default)]
+pub(super) struct ResState {
+    /// The groups whose members cross it, and how many members that is.
+    uses: Vec<ResUse>,
+    n: u32,
+    /// Classes whose costs cross it (from the costs at setup, and any a flash drive's write
+    /// class takes later): a resource one class crosses is private to it, and `uses` never
+    /// lists it (nothing reads it: while the class is a member no other class can cross it;
+    /// while it is not, the list would be empty anyway).
+    crossers: u32,
 }
 
 impl Groups {
@@ -193,10 +201,10 @@ impl Groups {
             }
         }
         let n = classes.len();
-        let mut crossers = vec![0u32; n_res];
+        let mut res = vec![ResState::default(); n_res];
         for cl in classes {
             for cost in &cl.costs {
-                crossers[cost.resource] += 1;
+                res[cost.resource].crossers += 1;
             }
         }
         Groups {
@@ -216,9 +224,7 @@ impl Groups {
             vacc: vec![0.0; n],
             cap: vec![0.0; n],
             bottleneck_of: vec![NONE; n_res],
-            res_use: vec![Vec::new(); n_res],
-            res_n: vec![0; n_res],
-            crossers,
+            res,
         }
     }
 
@@ -227,7 +233,7 @@ impl Groups {
     pub(super) fn retarget(&mut self, old: &[Cost], new: &[Cost]) {
         for cost in new {
             if !old.iter().any(|o| o.resource == cost.resource) {
-                self.crossers[cost.resource] += 1;
+                self.res[cost.resource].crossers += 1;
             }
         }
     }
@@ -263,7 +269,7 @@ impl Groups {
     #[inline]
     fn load_at(&self, base: &[f64], r: usize, g: u32, s: f64, dw: f64) -> f64 {
         let mut l = base[r] + s * dw;
-        for u in &self.res_use[r] {
+        for u in &self.res[r].uses {
             let su = if u.group == g { s } else { self.g(u.group).s };
             l += su * u.w;
         }
@@ -295,58 +301,66 @@ impl Groups {
     fn add_uses(&mut self, g: u32, costs: &[Cost]) {
         for cost in costs {
             let r = cost.resource;
-            if self.crossers[r] <= 1 {
+            let rs = &mut self.res[r];
+            if rs.crossers <= 1 {
                 continue;
             }
-            let before = self.res_n[r];
-            self.res_n[r] += 1;
-            let fresh = match self.res_use[r].iter_mut().find(|u| u.group == g) {
+            let before = rs.n;
+            rs.n += 1;
+            let fresh = match rs.uses.iter_mut().find(|u| u.group == g) {
                 Some(u) => {
                     u.w += cost.s_per_byte;
                     u.n += 1;
                     false
                 }
                 None => {
-                    self.res_use[r].push(ResUse { group: g, w: cost.s_per_byte, n: 1 });
+                    rs.uses.push(ResUse { group: g, w: cost.s_per_byte, n: 1 });
                     true
                 }
             };
-            // A group's own bottleneck is never in its `multi` (no other group crosses it).
-            if before == 1 {
-                for i in 0..self.res_use[r].len() {
-                    let h = self.res_use[r][i].group;
-                    if self.g(h).r != r {
-                        self.gm(h).multi.push(r);
-                    }
-                }
-            } else if before >= 2 && fresh && self.g(g).r != r {
-                self.gm(g).multi.push(r);
+            if before == 1 || (before >= 2 && fresh) {
+                self.multi_on_add(g, r, before);
             }
+        }
+    }
+
+    /// `r` became shared (`before` == 1: into the `multi` of every group using it), or is
+    /// shared and `g` newly uses it (into `g`'s). A group's own bottleneck is never in its
+    /// `multi` (no other group crosses it).
+    #[cold]
+    fn multi_on_add(&mut self, g: u32, r: usize, before: u32) {
+        if before == 1 {
+            for i in 0..self.res[r].uses.len() {
+                let h = self.res[r].uses[i].group;
+                if self.g(h).r != r {
+                    self.gm(h).multi.push(r);
+                }
+            }
+        } else if self.g(g).r != r {
+            self.gm(g).multi.push(r);
         }
     }
 
     fn remove_uses(&mut self, g: u32, costs: &[Cost]) {
         for cost in costs {
             let r = cost.resource;
-            if self.crossers[r] <= 1 {
+            let rs = &mut self.res[r];
+            if rs.crossers <= 1 {
                 continue;
             }
-            let before = self.res_n[r];
+            let before = rs.n;
             if before == 2 {
-                // `r` stops being shared: out of every `multi` list it is in.
-                for i in 0..self.res_use[r].len() {
-                    let h = self.res_use[r][i].group;
-                    self.gm(h).multi.retain(|&x| x != r);
-                }
+                self.multi_unshared(r);
             }
+            let rs = &mut self.res[r];
             let mut gone = false;
-            if let Some(i) = self.res_use[r].iter().position(|u| u.group == g) {
-                self.res_n[r] -= 1;
-                let u = &mut self.res_use[r][i];
+            if let Some(i) = rs.uses.iter().position(|u| u.group == g) {
+                rs.n -= 1;
+                let u = &mut rs.uses[i];
                 u.n -= 1;
                 u.w -= cost.s_per_byte;
                 if u.n == 0 {
-                    self.res_use[r].swap_remove(i);
+                    rs.uses.swap_remove(i);
                     gone = true;
                 }
             }
@@ -354,6 +368,15 @@ impl Groups {
             if before > 2 && gone {
                 self.gm(g).multi.retain(|&x| x != r);
             }
+        }
+    }
+
+    /// `r` stops being shared: out of every `multi` list it is in.
+    #[cold]
+    fn multi_unshared(&mut self, r: usize) {
+        for i in 0..self.res[r].uses.len() {
+            let h = self.res[r].uses[i].group;
+            self.gm(h).multi.retain(|&x| x != r);
         }
     }
 
@@ -515,7 +538,7 @@ impl Sim {
     #[inline]
     fn group_w(&self, g: u32) -> f64 {
         let r = self.alloc.groups.g(g).r;
-        self.alloc.groups.res_use[r].iter().find(|u| u.group == g).map_or(0.0, |u| u.w)
+        self.alloc.groups.res[r].uses.iter().find(|u| u.group == g).map_or(0.0, |u| u.w)
     }
 
     /// Class `c` (just started moving data) joins the group whose bottleneck it crosses,
@@ -567,7 +590,7 @@ impl Sim {
     /// A resource's load: the classes outside groups plus every group's members.
     fn total_load(&self, r: usize) -> f64 {
         let gs = &self.alloc.groups;
-        self.alloc.load[r] + gs.res_use[r].iter().map(|u| gs.g(u.group).s * u.w).sum::<f64>()
+        self.alloc.load[r] + gs.res[r].uses.iter().map(|u| gs.g(u.group).s * u.w).sum::<f64>()
     }
 
     /// `try_join` beside groups: class `c` crosses no group's bottleneck and no member's
@@ -582,7 +605,7 @@ impl Sim {
         let mut rate = f64::INFINITY;
         for cost in &self.classes[c].costs {
             let r = cost.resource;
-            if gs.bottleneck_of[r] != NONE || gs.res_n[r] == 1 {
+            if gs.bottleneck_of[r] != NONE || gs.res[r].n == 1 {
                 return false;
             }
             if cost.s_per_byte > 0.0 {
@@ -602,7 +625,7 @@ impl Sim {
             if headroom <= rate * (1.0 + 1e-9) && self.alloc.res_active[r] > 1 {
                 return false;
             }
-            if !gs.res_use[r].is_empty() && total + rate * cost.s_per_byte >= 1.0 - ROOM {
+            if !gs.res[r].uses.is_empty() && total + rate * cost.s_per_byte >= 1.0 - ROOM {
                 return false;
             }
         }
@@ -722,8 +745,8 @@ impl Sim {
         let gs = &mut self.alloc.groups;
         let gr = gs.list[g as usize].take().expect("live group");
         gs.bottleneck_of[gr.r] = NONE;
-        if let Some(u) = gs.res_use[gr.r].iter().position(|u| u.group == g) {
-            gs.res_use[gr.r].swap_remove(u);
+        if let Some(u) = gs.res[gr.r].uses.iter().position(|u| u.group == g) {
+            gs.res[gr.r].uses.swap_remove(u);
         }
         let cg = &mut gs.comp[gr.comp as usize];
         cg.live.retain(|&x| x != g);
@@ -1108,7 +1131,7 @@ mod tests {
 
     /// 40 HDDs behind one SAS2 lane: each drive's own link and media are crossed by its
     /// read class alone (private: never listed), the lane and the HBA by all 40 (listed,
-    /// with `res_n` their members' count). Checked while the group holds, mid-run.
+    /// with `n` their members' count). Checked while the group holds, mid-run.
     #[test]
     fn private_resources_stay_out_of_the_group_lists() {
         let text = "name = \"lane\"\n[host]\npart = \"intel-xeon-sp\"\n[[node]]\nid = \"hba\"\n\
@@ -1131,14 +1154,14 @@ mod tests {
         let gs = &s.alloc.groups;
         assert!(gs.formed >= 1);
         let (mut private, mut shared, mut listed) = (0, 0, 0);
-        for r in 0..gs.res_use.len() {
-            let n: u32 = gs.res_use[r].iter().map(|u| u.n).sum();
-            assert_eq!(gs.res_n[r], n, "resource {r}: res_n against the list");
-            match gs.crossers[r] {
+        for r in 0..gs.res.len() {
+            let n: u32 = gs.res[r].uses.iter().map(|u| u.n).sum();
+            assert_eq!(gs.res[r].n, n, "resource {r}: its count against the list");
+            match gs.res[r].crossers {
                 0 => {}
                 1 => {
                     private += 1;
-                    assert!(gs.res_use[r].is_empty(), "private resource {r} listed");
+                    assert!(gs.res[r].uses.is_empty(), "private resource {r} listed");
                 }
                 _ => {
                     shared += 1;
