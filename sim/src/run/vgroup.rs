@@ -165,18 +165,26 @@ pub(super) struct Groups {
     list: Vec<Option<Group>>,
     free: Vec<u32>,
     pub(super) comp: Vec<CompGroups>,
-    /// Group of each class (`NONE`: not a member), its place in `members`, its head's
-    /// finish tag, `v` when it was last accounted and its private headroom.
-    of_class: Vec<u32>,
-    pos: Vec<u32>,
-    ftag: Vec<f64>,
-    vacc: Vec<f64>,
-    cap: Vec<f64>,
+    /// Each class's membership (one entry per class: a join and a leave read and write it
+    /// together).
+    mem: Vec<Membership>,
     /// The group whose bottleneck each resource is.
     bottleneck_of: Vec<u32>,
     /// Each resource's use by the groups' members (one entry per resource, so a join or a
     /// leave finds all three figures of a resource in one place).
     res: Vec<ResState>,
+}
+
+/// A class's place in the groups.
+#[derive(Clone, Copy)]
+pub(super) struct Membership {
+    /// Its group (`NONE`: not a member) and its place in the group's `members`.
+    group: u32,
+    pos: u32,
+    /// Its head transfer's finish tag, `v` when it was last accounted, its private headroom.
+    ftag: f64,
+    vacc: f64,
+    cap: f64,
 }
 
 /// What the groups' members put on one resource.
@@ -218,11 +226,7 @@ impl Groups {
             list: Vec::new(),
             free: Vec::new(),
             comp,
-            of_class: vec![NONE; n],
-            pos: vec![NONE; n],
-            ftag: vec![0.0; n],
-            vacc: vec![0.0; n],
-            cap: vec![0.0; n],
+            mem: vec![Membership { group: NONE, pos: NONE, ftag: 0.0, vacc: 0.0, cap: 0.0 }; n],
             bottleneck_of: vec![NONE; n_res],
             res,
         }
@@ -252,7 +256,7 @@ impl Groups {
 
     #[inline]
     pub(super) fn is_member(&self, c: usize) -> bool {
-        self.of_class[c] != NONE
+        self.mem[c].group != NONE
     }
 
     #[inline]
@@ -451,10 +455,11 @@ impl Sim {
     fn account_member(&mut self, c: usize, now: SimTime) {
         let (ws, we) = (self.win.start, self.win.end);
         let gs = &mut self.alloc.groups;
-        let gr = gs.list[gs.of_class[c] as usize].as_ref().expect("member");
+        let m = &mut gs.mem[c];
+        let gr = gs.list[m.group as usize].as_ref().expect("member");
         let cl = &mut self.classes[c];
         if now > ws && cl.acc_t < we && now > cl.acc_t {
-            let va = if cl.acc_t >= ws { gs.vacc[c] } else { gr.v_ws };
+            let va = if cl.acc_t >= ws { m.vacc } else { gr.v_ws };
             let vb = if now <= we { gr.v } else { gr.v_we };
             let bytes = (vb - va).max(0.0);
             cl.window_bytes += bytes;
@@ -463,7 +468,7 @@ impl Sim {
             }
         }
         cl.acc_t = now;
-        gs.vacc[c] = gr.v;
+        m.vacc = gr.v;
     }
 
     /// Sets group `g`'s timer at its earliest finish tag.
@@ -505,15 +510,11 @@ impl Sim {
         let gs = &mut self.alloc.groups;
         gs.add_uses(g, &costs);
         gs.cap_insert(g, cap);
-        gs.cap[c] = cap;
-        gs.of_class[c] = g;
         let gr = gs.list[g as usize].as_mut().expect("live group");
-        gs.pos[c] = gr.members.len() as u32;
-        gr.members.push(c as u32);
         let f = gr.v + head;
+        gs.mem[c] = Membership { group: g, pos: gr.members.len() as u32, ftag: f, vacc: gr.v, cap };
+        gr.members.push(c as u32);
         gr.tags.push((f.to_bits(), c as u32));
-        gs.ftag[c] = f;
-        gs.vacc[c] = gr.v;
         self.classes[c].costs = costs;
     }
 
@@ -521,16 +522,17 @@ impl Sim {
         let costs = std::mem::take(&mut self.classes[c].costs);
         let gs = &mut self.alloc.groups;
         gs.remove_uses(g, &costs);
-        let cap = gs.cap[c];
-        gs.cap_remove(g, cap);
-        let p = gs.pos[c] as usize;
+        let m = gs.mem[c];
+        gs.cap_remove(g, m.cap);
+        let p = m.pos as usize;
         let gr = gs.list[g as usize].as_mut().expect("live group");
         gr.members.swap_remove(p);
         if let Some(&moved) = gr.members.get(p) {
-            gs.pos[moved as usize] = p as u32;
+            gs.mem[moved as usize].pos = p as u32;
         }
-        gs.of_class[c] = NONE;
-        gs.pos[c] = NONE;
+        let m = &mut gs.mem[c];
+        m.group = NONE;
+        m.pos = NONE;
         self.classes[c].costs = costs;
     }
 
@@ -672,7 +674,7 @@ impl Sim {
             let gr = self.alloc.groups.gm(g);
             let f = gr.v + rem;
             gr.tags.push((f.to_bits(), c as u32));
-            self.alloc.groups.ftag[c] = f;
+            self.alloc.groups.mem[c].ftag = f;
             self.reschedule(g, now);
             return Some(io);
         }
@@ -771,7 +773,7 @@ impl Sim {
             for &c in &members {
                 let c = c as usize;
                 self.account_member(c, now);
-                let rem = (self.alloc.groups.ftag[c] - self.alloc.groups.g(g).v).max(0.0);
+                let rem = (self.alloc.groups.mem[c].ftag - self.alloc.groups.g(g).v).max(0.0);
                 self.remove_member(g, c);
                 let cl = &mut self.classes[c];
                 if let Some(h) = cl.fifo.front_mut() {
