@@ -71,7 +71,7 @@ const LAYOUT_LEN: usize = 3840;
 const GROW: usize = 64;
 
 /// Counts of the indices `base..base + counts.len()` of the layout, grown on demand: a
-/// drive's latencies fill a few hundred of the ~3,700 counts, so a window of them is all
+/// drive's latencies fill a few hundred of the 3,840 counts, so a window of them is all
 /// a drive holds (1,024 drives held 15 MB of zeroed counts as full arrays, and zeroing them
 /// was a sixtieth of a 1 s run of that chassis).
 #[derive(Clone, Default)]
@@ -263,6 +263,25 @@ mod tests {
             assert_eq!(s(&g), s(&h), "round {round}");
             assert_eq!(c.summary(100, 1.0), s(&h), "round {round}: the one-pass summary");
         }
+    }
+
+    /// The window grows down and up from its first index and keeps every count; a drive's
+    /// latencies over two decades hold a small part of the layout.
+    #[test]
+    fn the_window_grows_both_ways_and_keeps_its_counts() {
+        let (mut h, mut c) = (new_histogram(), LatCounts::new());
+        for v in [50_000u64, 49_000, 3, 51_000, 2_000_000, 1, 50_000, HIGH + 5, 2] {
+            h.saturating_record(v);
+            c.record(v);
+            assert_eq!(c.histogram().len(), h.len(), "after {v}");
+        }
+        let all = |x: &Histogram<u32>| x.iter_all().map(|b| b.count_at_value()).collect::<Vec<_>>();
+        assert_eq!(all(&c.histogram()), all(&h));
+        let mut d = LatCounts::new();
+        for v in (0..10_000u64).map(|k| 1_000 + k * 10) {
+            d.record(v);
+        }
+        assert!(d.counts.len() < LAYOUT_LEN / 4, "{} counts held for 1,000-101,000", d.counts.len());
     }
 
     #[test]
