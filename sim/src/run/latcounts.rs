@@ -74,7 +74,7 @@ const GROW: usize = 64;
 /// drive's latencies fill a few hundred of the 3,840 counts, so a window of them is all
 /// a drive holds (1,024 drives held 15 MB of zeroed counts as full arrays, and zeroing them
 /// was a sixtieth of a 1 s run of that chassis).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(super) struct LatCounts {
     counts: Vec<u32>,
     base: usize,
@@ -116,10 +116,10 @@ impl LatCounts {
     /// Widens the window to hold index `i` (with `GROW` to spare, within the layout) and
     /// adds `n` there.
     fn grow_to(&mut self, i: usize, n: u32) {
-        let end = self.base + self.counts.len();
-        let (lo, hi) = if self.counts.is_empty() { (i, i + 1) } else { (self.base.min(i), end.max(i + 1)) };
-        let lo = lo.saturating_sub(if lo < self.base || self.counts.is_empty() { GROW } else { 0 });
-        let hi = (hi + if hi > end || self.counts.is_empty() { GROW } else { 0 }).min(LAYOUT_LEN);
+        // The side `i` is past (both for an empty window) moves to `i` and `GROW` beyond.
+        let (empty, end) = (self.counts.is_empty(), self.base + self.counts.len());
+        let lo = if empty || i < self.base { i.saturating_sub(GROW) } else { self.base };
+        let hi = if empty || i >= end { (i + 1 + GROW).min(LAYOUT_LEN) } else { end };
         let mut counts = vec![0u32; hi - lo];
         counts[self.base.max(lo) - lo..][..self.counts.len()].copy_from_slice(&self.counts);
         self.counts = counts;
