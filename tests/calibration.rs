@@ -13,7 +13,7 @@ mod common;
 use common::command as iopath;
 
 use iopath_model::{Catalog, Topology, WorkloadSpec};
-use iopath_test_support::{self as rig, Rig};
+use iopath_test_support::{self as rig, Rig, within};
 use iopath_validate::calibrate::{self, LoadOptions};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -45,17 +45,6 @@ fn fitted(r: &Value, node: &str, param: &str) -> f64 {
         .find(|p| p["node"] == node && p["param"] == param)
         .and_then(|p| p["value"].as_f64())
         .unwrap_or_else(|| panic!("{node}.{param} not in {r}"))
-}
-
-fn within(got: f64, want: f64, tol: f64, what: &str) {
-    let err = (got / want - 1.0).abs();
-    eprintln!("{what}: {got:.4}, expected {want:.4} ({:+.2}%)", (got / want - 1.0) * 100.0);
-    assert!(
-        err <= tol,
-        "{what}: got {got}, expected {want}: off by {:.2}% (tolerance {:.0}%)",
-        err * 100.0,
-        tol * 100.0
-    );
 }
 
 fn scratch(tag: &str) -> tempfile::TempDir {
@@ -97,8 +86,8 @@ fn round_trip_recovers_known_figures_from_a_simulated_ramp() {
         .output()
         .unwrap();
     let r = json(&o);
-    within(fitted(&r, "hba", "dma_read_efficiency"), truth_eff, 0.02, "hba.dma_read_efficiency");
-    within(fitted(&r, "D", "seq_read_mb_s"), truth_d, 0.02, "D.seq_read_mb_s");
+    within("hba.dma_read_efficiency", fitted(&r, "hba", "dma_read_efficiency"), truth_eff, 0.02);
+    within("D.seq_read_mb_s", fitted(&r, "D", "seq_read_mb_s"), truth_d, 0.02);
     assert!(r["before"]["mape_pct"].as_f64().unwrap() > 5.0, "{r}");
     assert!(r["after"]["mape_pct"].as_f64().unwrap() < 0.5, "{r}");
     assert_eq!(r["points"].as_array().unwrap().len(), 6);
@@ -145,7 +134,7 @@ fn published_five_drive_points_predict_the_three_drive_points() {
     // up from its start 20% low, as the published rates need.
     for p in r["points"].as_array().unwrap() {
         let (obs, after) = (p["observed"].as_f64().unwrap(), p["after"].as_f64().unwrap());
-        within(after, obs, 0.05, &format!("fitted 5-drive point {} (MB/s)", p["workload"]));
+        within(&format!("fitted 5-drive point {} (MB/s)", p["workload"]), after, obs, 0.05);
     }
     assert!(
         eff > 0.736 * 1.05,
@@ -166,7 +155,7 @@ fn published_five_drive_points_predict_the_three_drive_points() {
     assert_eq!(pts.len(), 2);
     for (p, published_mib) in pts.iter().zip([195.94, 234.19]) {
         let predicted = p["predicted"].as_f64().unwrap();
-        within(predicted, published_mib * 1.048576, 0.10, &format!("3 drives {} (MB/s)", p["workload"]));
+        within(&format!("3 drives {} (MB/s)", p["workload"]), predicted, published_mib * 1.048576, 0.10);
     }
 }
 
@@ -239,7 +228,7 @@ fn a_ramp_measured_on_the_uplink_rig_recovers_its_caps() {
     }
     eprintln!("  hba.dma_read_efficiency fitted {:.4}", fitted(&r, "hba", "dma_read_efficiency"));
     // A drive's cap is its media rate (the fitted figure itself).
-    within(fitted(&r, "d0", "seq_read_mb_s"), drive_cap, 0.05, "drive cap from d0.seq_read_mb_s (MB/s)");
+    within("drive cap from d0.seq_read_mb_s (MB/s)", fitted(&r, "d0", "seq_read_mb_s"), drive_cap, 0.05);
     // The uplink's cap is the fitted model's rate with both drives active, where the uplink
     // binds: simulated with the part file the fit wrote, loaded over the rig's parts.
     let o = iopath()
@@ -255,10 +244,10 @@ fn a_ramp_measured_on_the_uplink_rig_recovers_its_caps() {
     let rep = json(&o);
     assert_eq!(rep["bottleneck"]["id"], "hba.uplink.up", "the uplink binds with both drives in the fitted model");
     within(
+        "uplink cap from the fitted model, 2 drives (MB/s)",
         rep["total"]["mb_s"].as_f64().unwrap(),
         uplink_cap,
         0.05,
-        "uplink cap from the fitted model, 2 drives (MB/s)",
     );
     let o = iopath()
         .arg("--parts")
@@ -270,7 +259,7 @@ fn a_ramp_measured_on_the_uplink_rig_recovers_its_caps() {
         .args(["--rw", "read", "--bs", "256k", "--iodepth", "4", "--active", "1", "--runtime", "2s", "--json"])
         .output()
         .unwrap();
-    within(json(&o)["total"]["mb_s"].as_f64().unwrap(), drive_cap, 0.05, "one drive in the fitted model (MB/s)");
+    within("one drive in the fitted model (MB/s)", json(&o)["total"]["mb_s"].as_f64().unwrap(), drive_cap, 0.05);
 }
 
 #[test]
@@ -431,7 +420,7 @@ fn the_host_cpu_cost_is_fitted_from_measured_cpu_time() {
         .unwrap();
     let r = json(&o);
     let want = 0.25 / ios as f64 * 1e6;
-    within(fitted(&r, "host", "cpu_per_io_us"), want, 1e-3, "host.cpu_per_io_us (CPU s / I/Os)");
+    within("host.cpu_per_io_us (CPU s / I/Os)", fitted(&r, "host", "cpu_per_io_us"), want, 1e-3);
     let text = std::fs::read_to_string(&parts).unwrap();
     assert!(text.contains("id = \"intel-lga1150\"") && text.contains("measured.json"), "{text}");
     let mut cat = Catalog::builtin();
@@ -497,6 +486,6 @@ fn the_host_cpu_cost_of_a_real_measured_run() {
         .unwrap();
     let got = fitted(&json(&o), "host", "cpu_per_io_us");
     eprintln!("measured {cpu_s:.4} CPU s over {ios} I/Os: {got:.3} us per I/O");
-    within(got, cpu_s / ios as f64 * 1e6, 1e-3, "host.cpu_per_io_us of a measured run");
+    within("host.cpu_per_io_us of a measured run", got, cpu_s / ios as f64 * 1e6, 1e-3);
     assert!((0.1..1000.0).contains(&got), "{got} us per I/O");
 }

@@ -276,7 +276,7 @@ mod mock {
 
 mod rigs {
     use super::*;
-    use iopath_test_support::retry::best_within;
+    use iopath_test_support::retry::{around, best_within, within};
 
     const MIB: f64 = 1048576.0;
 
@@ -306,16 +306,6 @@ mod rigs {
     /// less is 2%.
     const TOL: f64 = 0.05;
 
-    fn window(want: &[f64]) -> Vec<(f64, f64)> {
-        want.iter().map(|w| (w * (1.0 - TOL), w * (1.0 + TOL))).collect()
-    }
-
-    fn within(got: f64, want: f64, tol: f64, what: &str) {
-        let err = (got - want).abs() / want;
-        eprintln!("{what}: {got:.2} MB/s, cap {want:.2} MB/s ({:+.1}%)", (got / want - 1.0) * 100.0);
-        assert!(err <= tol, "{what}: measured {got:.2} MB/s, cap {want:.2} MB/s: off by {:.1}%", err * 100.0);
-    }
-
     #[test]
     fn throttled_loop_devices_alone_and_together() {
         if skip() {
@@ -340,7 +330,7 @@ mod rigs {
         // Each cap is an upper bound that other load on the machine can only fall short of:
         // a short rate is measured again (`best_within`), one above its window fails at once.
         let want = [ca / 1e6, cb / 1e6, ca / 1e6, cb / 1e6, (ca + cb) / 1e6];
-        let got = best_within("throttled loop devices", &window(&want), || {
+        let got = best_within("throttled loop devices", &want.map(|w| around(w, TOL)), || {
             let (ra, rb) = std::thread::scope(|s| {
                 let ha = s.spawn(|| measure_in(&cg, &[&["--target", sa][..], &job].concat()));
                 let hb = s.spawn(|| measure_in(&cg, &[&["--target", sb][..], &job].concat()));
@@ -353,7 +343,7 @@ mod rigs {
         });
         let what = ["loop A alone", "loop B alone", "loop A together", "loop B together", "total together"];
         for ((g, w), what) in got.iter().zip(want).zip(what) {
-            within(*g, w, TOL, what);
+            within(what, *g, w, TOL);
         }
     }
 
@@ -398,7 +388,7 @@ mod rigs {
             "1..2",
         ]);
         let want = [drive_cap / 1e6, uplink_cap / 1e6];
-        let got = best_within("shared uplink", &window(&want), || {
+        let got = best_within("shared uplink", &want.map(|w| around(w, TOL)), || {
             let s = measure_in(&cg, &args);
             let p = s["points"].as_array().unwrap();
             assert_eq!(p.len(), 2);
@@ -407,7 +397,7 @@ mod rigs {
             }
             p.iter().map(|x| x["report"]["total"]["read_mb_s"].as_f64().unwrap()).collect()
         });
-        within(got[0], want[0], TOL, "one inner drive alone (its own cap)");
-        within(got[1], want[1], TOL, "two inner drives (the uplink cap)");
+        within("one inner drive alone (its own cap)", got[0], want[0], TOL);
+        within("two inner drives (the uplink cap)", got[1], want[1], TOL);
     }
 }

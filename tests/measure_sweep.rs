@@ -287,7 +287,7 @@ mod fit {
 
 mod rigs {
     use super::*;
-    use iopath_test_support::retry::best_within;
+    use iopath_test_support::retry::{around, best_within, within};
 
     const MIB: f64 = 1048576.0;
 
@@ -299,11 +299,6 @@ mod rigs {
                 true
             }
         }
-    }
-
-    fn within(got: f64, want: f64, tol: f64, what: &str) {
-        eprintln!("{what}: {got:.2} MB/s, cap {want:.2} MB/s ({:+.1}%)", (got / want - 1.0) * 100.0);
-        assert!((got - want).abs() <= want * tol, "{what}: {got:.2} MB/s against a cap of {want:.2} MB/s");
     }
 
     /// Tolerance of a rate under a blk-throttle cap over 1-2 s windows: the throttle grants
@@ -337,7 +332,7 @@ mod rigs {
         let (a, b) = (devs[0].to_str().unwrap(), devs[1].to_str().unwrap());
         // One drive alone: its own cap. Both: each its cap, the total their sum.
         let want = [caps[0] / 1e6, caps[0] / 1e6, caps[1] / 1e6, (caps[0] + caps[1]) / 1e6];
-        let windows = want.map(|w| (w * (1.0 - TOL), w * (1.0 + TOL)));
+        let windows = want.map(|w| around(w, TOL));
         let got = best_within("controller ramp", &windows, || {
             let mut cmd = cg.command(Path::new(env!("CARGO_BIN_EXE_iopath")));
             cmd.arg("measure");
@@ -357,7 +352,7 @@ mod rigs {
         });
         let what = ["active 1, first drive", "active 2, first drive", "active 2, second drive", "active 2, total"];
         for ((g, w), what) in got.iter().zip(want).zip(what) {
-            within(*g, w, TOL, what);
+            within(what, *g, w, TOL);
         }
         let png = std::fs::read(out.join("sweep.png")).unwrap();
         assert_eq!(png_size(&png), (1200, 800));
@@ -378,7 +373,7 @@ mod rigs {
         let cap = 30.0 * MIB;
         cg.read_bps(&dev, cap as u64).unwrap();
         let out = dir.join("surface");
-        let window = (cap / 1e6 * (1.0 - TOL), cap / 1e6 * (1.0 + TOL));
+        let window = around(cap / 1e6, TOL);
         let rates = best_within("surface scan", &[window; 4], || {
             let o = cg
                 .command(Path::new(env!("CARGO_BIN_EXE_iopath")))
@@ -405,7 +400,7 @@ mod rigs {
         });
         // A loop device has no zones: every position reads at the cap.
         for (k, r) in rates.iter().enumerate() {
-            within(*r, cap / 1e6, TOL, &format!("point {k}"));
+            within(&format!("point {k}"), *r, cap / 1e6, TOL);
         }
         let png = std::fs::read(out.join("surface.png")).unwrap();
         assert_eq!(png_size(&png), (1200, 800));

@@ -10,7 +10,7 @@ use iopath_model::net::{ClientLink, client_bound};
 use iopath_model::paths::{Dir, ResourceGraph};
 use iopath_model::{Catalog, Topology};
 use iopath_test_support::net::{NetRig, available};
-use iopath_test_support::retry::best_within_one;
+use iopath_test_support::retry::{around, best_within_one};
 use iopath_test_support::{Cgroup, Rig, skip, which};
 use std::path::Path;
 use std::process::Command;
@@ -83,13 +83,11 @@ fn tools(list: &[&str]) -> bool {
     }
 }
 
-/// A link-bound rate's window: within 10% of the prediction. The shaper caps the rate from
+/// A link-bound rate's window: within 10% of the prediction ([`around`]). The shaper caps the rate from
 /// above and other work on the machine (the 2.5 Gbit cases need most of a core for the
 /// packets alone) only ever lowers it, so a short rate is measured again
 /// ([`best_within_one`]); a rate above the window fails on its first measurement.
-fn window(predicted: f64) -> (f64, f64) {
-    (0.9 * predicted, 1.1 * predicted)
-}
+const LINK_TOL: f64 = 0.10;
 
 /// iperf3's steady-state rate [MB/s]: the mean of its 1-second intervals after the first,
 /// which holds TCP's slow start (the model is a steady rate).
@@ -111,7 +109,7 @@ fn iperf3_case(net: u8, rate: &str) {
     }
     let _serial = one_at_a_time();
     let predicted = predicted_tcp_mb_s(rate);
-    let measured = best_within_one(&format!("iperf3 at {rate}"), window(predicted), || {
+    let measured = best_within_one(&format!("iperf3 at {rate}"), around(predicted, LINK_TOL), || {
         let mut rig = NetRig::new(net, Some(rate)).expect("network rig");
         let ip = rig.server_ip.clone();
         let mut server = Command::new(which("iperf3").unwrap());
@@ -204,7 +202,7 @@ fn smb_case(net: u8, rate: &str) {
     let written = files.file(&share, "big", 200 << 20).expect("200 MiB file");
     assert!(written.exists());
     let (predicted, binding) = predicted_smb(rate);
-    let measured = best_within_one(&format!("smbclient at {rate}"), window(predicted), || {
+    let measured = best_within_one(&format!("smbclient at {rate}"), around(predicted, LINK_TOL), || {
         let mut rig = NetRig::new(net, Some(rate)).expect("network rig");
         smb_get(&mut rig, &files.dir.join("samba"), &share, None)
     });

@@ -6,10 +6,7 @@ mod common;
 use common::command as iopath;
 
 use iopath_model::report::Sweep;
-
-fn within(what: &str, got: f64, want: f64, tol: f64) {
-    assert!((got - want).abs() <= tol * want, "{what}: got {got:.2}, expected {want:.2} within {:.0}%", tol * 100.0);
-}
+use iopath_test_support::within;
 
 /// The N100 build's six WD Red Plus 4 TB (catalog: 175 MB/s at the outer zone) written
 /// sequentially as four pools of the same drives. Every drive writes at its media rate, so

@@ -11,6 +11,7 @@ use common::command as iopath;
 
 use iopath_model::report::Report;
 use iopath_model::{Catalog, Topology, WorkloadSpec};
+use iopath_test_support::within;
 
 fn topology(text: &str) -> Topology {
     Topology::parse("pools.toml", text, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"))
@@ -58,17 +59,6 @@ fn spec(rw: &str, bs: &str, qd: u32, ramp: &str, runtime: &str) -> WorkloadSpec 
 
 fn run(t: &Topology, s: WorkloadSpec) -> Report {
     iopath_sim::simulate(t, &s.resolve().expect("workload"), &Default::default()).expect("simulate")
-}
-
-fn within(what: &str, got: f64, want: f64, tol: f64) {
-    let err = got / want - 1.0;
-    println!("{what:<64} expected {want:>10.2} got {got:>10.2} ({:+.1}%)", err * 100.0);
-    assert!(
-        err.abs() <= tol,
-        "{what}: got {got:.3}, expected {want:.3} ({:+.1}%, tolerance {:.0}%)",
-        err * 100.0,
-        tol * 100.0
-    );
 }
 
 fn pool(r: &Report) -> &iopath_model::report::PoolResult {

@@ -24,6 +24,8 @@ pub mod net;
 pub mod pools;
 pub mod retry;
 
+pub use retry::{around, within};
+
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;

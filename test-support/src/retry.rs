@@ -49,6 +49,27 @@ pub fn best_within_one(what: &str, window: (f64, f64), mut measure: impl FnMut()
     best_within(what, &[window], || vec![measure()])[0]
 }
 
+/// The window of a rate `want` within a relative `tol`: `(want (1 - tol), want (1 + tol))`.
+pub fn around(want: f64, tol: f64) -> (f64, f64) {
+    (want * (1.0 - tol), want * (1.0 + tol))
+}
+
+/// Asserts that `got` is within a relative `tol` of `want`, and prints both either way (a
+/// rig's rates are worth seeing when they pass too).
+///
+/// # Panics
+/// If `|got / want - 1| > tol`.
+pub fn within(what: &str, got: f64, want: f64, tol: f64) {
+    let err = got / want - 1.0;
+    eprintln!("{what}: got {got:.3}, expected {want:.3} ({:+.2}%)", err * 100.0);
+    assert!(
+        err.abs() <= tol,
+        "{what}: got {got:.3}, expected {want:.3}: off by {:+.2}% (tolerance {:.1}%)",
+        err * 100.0,
+        tol * 100.0
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +120,15 @@ mod tests {
     #[should_panic(expected = "2 rates for 1 windows")]
     fn a_measurement_of_the_wrong_shape_is_a_test_bug() {
         best_within("x", &[(1.0, 2.0)], || vec![1.5, 1.5]);
+    }
+
+    #[test]
+    fn within_passes_inside_and_refuses_outside() {
+        within("inside", 104.9, 100.0, 0.05);
+        within("inside", 95.1, 100.0, 0.05);
+        assert!(std::panic::catch_unwind(|| within("past", 105.1, 100.0, 0.05)).is_err());
+        assert!(std::panic::catch_unwind(|| within("past", 94.9, 100.0, 0.05)).is_err());
+        let (lo, hi) = around(200.0, 0.1);
+        assert!((lo - 180.0).abs() < 1e-9 && (hi - 220.0).abs() < 1e-9, "({lo}, {hi})");
     }
 }
