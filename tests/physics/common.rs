@@ -21,13 +21,4 @@ pub fn sim(t: &Topology, spec: WorkloadSpec) -> Report {
 }
 
 /// `predicted` within `tol` (a fraction) of `expected`, with the numbers in the message.
-pub fn assert_within(what: &str, predicted: f64, expected: f64, tol: f64) {
-    let err = predicted / expected - 1.0;
-    println!("{what:<60} expected {expected:>10.1} predicted {predicted:>10.1} error {:>+6.1}%", err * 100.0);
-    assert!(
-        err.abs() <= tol,
-        "{what}: predicted {predicted:.1}, expected {expected:.1} (error {:+.1}%, tolerance {:.0}%)",
-        err * 100.0,
-        tol * 100.0
-    );
-}
+pub use iopath_test_support::within as assert_within;
