@@ -83,9 +83,9 @@ fn tools(list: &[&str]) -> bool {
     }
 }
 
-/// A link-bound rate's window: within 10% of the prediction ([`around`]). The shaper caps the rate from
-/// above and other work on the machine (the 2.5 Gbit cases need most of a core for the
-/// packets alone) only ever lowers it, so a short rate is measured again
+/// The tolerance of a link-bound rate's window ([`around`] the prediction). The shaper caps
+/// the rate from above and other work on the machine (the 2.5 Gbit cases need most of a
+/// core for the packets alone) only ever lowers it, so a short rate is measured again
 /// ([`best_within_one`]); a rate above the window fails on its first measurement.
 const LINK_TOL: f64 = 0.10;
 

@@ -721,18 +721,19 @@ impl Sim {
             let bound = hi * (s / s_was) * (1.0 + 1e-9);
             if bound < 1.0 - ROOM {
                 gs.settled += 1;
+                let ok = gs.share_ok(g, s);
                 // In tests every settled leave is checked against the walk: the bound must
                 // be one (every load of the group's shared resources at or below it), or a
                 // stale bound (a load raised without voiding it) would settle unseen.
                 #[cfg(test)]
-                if gs.share_ok(g, s) {
+                if ok {
                     let walked = gs.valid_at(&self.alloc.load, g, s);
                     assert!(
                         walked.is_some_and(|h| h <= bound),
                         "group {g}: the bound {bound} settled a leave the walk puts at {walked:?}"
                     );
                 }
-                return gs.share_ok(g, s).then_some(bound);
+                return ok.then_some(bound);
             }
         }
         gs.walked += 1;
