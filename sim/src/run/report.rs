@@ -72,11 +72,19 @@ impl Sim {
                 kind: r0.kind.to_string(),
             });
         }
+        // A media resource's drive, by node: looked up once per resource, not by a scan of
+        // every drive per resource (a million cold drive records at 1,024 drives).
+        let mut drive_at = vec![usize::MAX; t.nodes.len()];
+        for (d, dr) in self.drives.iter().enumerate().rev() {
+            if let Some(at) = drive_at.get_mut(dr.node) {
+                *at = d; // the first drive on a node wins, as a scan would find it
+            }
+        }
         let mut utils = Vec::with_capacity(g.resources.len());
         for (r, res) in g.resources.iter().enumerate() {
             let mut u = util(r);
             if res.kind == "media"
-                && let Some(dr) = self.drives.iter().find(|d| d.node == res.node)
+                && let Some(dr) = drive_at.get(res.node).and_then(|&d| self.drives.get(d))
                 && let Some(h) = &dr.hdd
             {
                 u = per_s(h.busy_ns, span).min(1.0);
