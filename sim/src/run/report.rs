@@ -73,7 +73,7 @@ impl Sim {
             });
         }
         // A media resource's drive, by node: looked up once per resource, not by a scan of
-        // every drive per resource (a million cold drive records at 1,024 drives).
+        // every drive per resource (half a million cold drive records at 1,024 drives).
         let mut drive_at = vec![usize::MAX; t.nodes.len()];
         for (d, dr) in self.drives.iter().enumerate().rev() {
             if let Some(at) = drive_at.get_mut(dr.node) {
