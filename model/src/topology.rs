@@ -737,7 +737,10 @@ impl Topology {
 
     /// Nodes from `ix` up to the host, `ix` first.
     pub fn path_to_host(&self, ix: NodeIx) -> Vec<NodeIx> {
-        let mut v = vec![ix];
+        // Trees are shallow (drive, a few expanders or a switch, a controller, the host):
+        // one allocation instead of the three or four that doubling from one would make.
+        let mut v = Vec::with_capacity(8);
+        v.push(ix);
         let mut cur = ix;
         while let Some(p) = self.nodes[cur].parent {
             v.push(p);
