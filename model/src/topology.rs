@@ -738,7 +738,7 @@ impl Topology {
     /// Nodes from `ix` up to the host, `ix` first.
     pub fn path_to_host(&self, ix: NodeIx) -> Vec<NodeIx> {
         // Trees are shallow (drive, a few expanders or a switch, a controller, the host):
-        // one allocation instead of the three or four that doubling from one would make.
+        // one allocation instead of the two or three that growing from one (1, 4, 8) makes.
         let mut v = Vec::with_capacity(8);
         v.push(ix);
         let mut cur = ix;
