@@ -40,6 +40,7 @@ impl Sim {
         self.integrate(k, now);
         // Loads rise: the groups' bounds on theirs are void.
         self.alloc.groups.comp[k].epoch += 1;
+        self.alloc.load_epoch += 1;
         for cost in &self.classes[c].costs {
             self.alloc.load[cost.resource] += rate * cost.s_per_byte;
             if !self.alloc.is_loaded[cost.resource] {
@@ -66,6 +67,7 @@ impl Sim {
             }
         }
         self.integrate(k, now);
+        self.alloc.load_epoch += 1;
         for cost in &self.classes[c].costs {
             self.alloc.load[cost.resource] = (self.alloc.load[cost.resource] - old_rate * cost.s_per_byte).max(0.0);
         }
@@ -114,6 +116,7 @@ impl Sim {
         comp.maxmin.solve(&flows, &[]);
         drop(flows);
         // Resource loads: only those the previous or this allocation touched can be non-zero.
+        self.alloc.load_epoch += 1;
         for &r in &comp.loaded {
             self.alloc.load[r] = 0.0;
             self.alloc.is_loaded[r] = false;
@@ -164,12 +167,16 @@ pub(super) struct Alloc {
     pub(super) dirty: Vec<u32>,
     /// Each class's index in its component's `active` list (u32::MAX when idle).
     pub(super) active_pos: Vec<u32>,
-    /// Moving classes using each resource.
+    /// Moving classes outside groups using each resource (a group's members are counted in
+    /// its `ResState::n` instead: [`Sim::active_on`]).
     pub(super) res_active: Vec<u32>,
     /// Whether a resource is in its component's `loaded` list.
     pub(super) is_loaded: Vec<bool>,
     /// Current load of each resource (sum of rate x cost) and its integral over the window.
     pub(super) load: Vec<f64>,
+    /// Bumped by every change of `load` (and of a class's costs): a member's private
+    /// headroom computed at an epoch still holds while the epoch has not moved.
+    pub(super) load_epoch: u64,
     pub(super) util_ns: Vec<f64>,
     /// Classes a saturated resource shares equally, served in virtual time (`vgroup.rs`);
     /// where a component has groups, `load` holds the load of the classes outside them.
@@ -191,6 +198,7 @@ impl Alloc {
             res_active: vec![0; n_res],
             is_loaded: vec![false; n_res],
             load: vec![0.0; n_res],
+            load_epoch: 0,
             util_ns: vec![0.0; n_res],
             groups,
             solves: 0,

@@ -154,16 +154,20 @@ impl Sim {
             let now = self.sched.now();
             self.classes[c].acc_t = now;
             self.classes[c].last = now;
-            for cost in &self.classes[c].costs {
-                self.alloc.res_active[cost.resource] += 1;
-            }
-            // An FBS multiplier's switching cost changes with the drives moving data.
+            // An FBS multiplier's switching cost changes with the drives moving data. A class
+            // that joins a group is counted on its resources by the group (`res_active`
+            // counts the moving classes outside groups), any other from here on.
             let joined = if self.fbs_switching(c, true) {
+                self.count_active(c, true);
                 false
             } else if self.alloc.groups.comp[k].live.is_empty() {
+                self.count_active(c, true);
                 self.try_join(c, k, now)
+            } else if self.group_join(c, k, now) {
+                true
             } else {
-                self.group_join(c, k, now) || self.join_beside_groups(c, k, now)
+                self.count_active(c, true);
+                self.join_beside_groups(c, k, now)
             };
             if !joined {
                 self.mark_dirty(k);

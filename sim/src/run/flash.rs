@@ -79,6 +79,7 @@ impl Sim {
         }
         self.alloc.groups.retarget(&self.classes[c].costs, &costs);
         self.classes[c].costs = costs;
+        self.alloc.load_epoch += 1; // its private headroom is over other resources now
         if self.alloc.active_pos[c] != u32::MAX {
             let k = self.alloc.comp_of[c] as usize;
             self.mark_dirty(k);

@@ -150,6 +150,8 @@ impl Sim {
             if cl.costs[s.ix].s_per_byte != v {
                 cl.costs[s.ix].s_per_byte = v;
                 changed |= !(joining && k as usize == c);
+                // Its private headroom (vgroup.rs) is under other costs now.
+                self.alloc.load_epoch += 1;
             }
         }
         changed

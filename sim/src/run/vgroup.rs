@@ -185,6 +185,10 @@ pub(super) struct Membership {
     ftag: f64,
     vacc: f64,
     cap: f64,
+    /// The load epoch and the bottleneck `cap` was computed for: a class that joins the
+    /// same group again with no load changed since (QD 1: every transfer) reuses it.
+    cap_epoch: u64,
+    cap_r: u32,
 }
 
 /// What the groups' members put on one resource.
@@ -226,7 +230,18 @@ impl Groups {
             list: Vec::new(),
             free: Vec::new(),
             comp,
-            mem: vec![Membership { group: NONE, pos: NONE, ftag: 0.0, vacc: 0.0, cap: 0.0 }; n],
+            mem: vec![
+                Membership {
+                    group: NONE,
+                    pos: NONE,
+                    ftag: 0.0,
+                    vacc: 0.0,
+                    cap: 0.0,
+                    cap_epoch: u64::MAX,
+                    cap_r: NONE
+                };
+                n
+            ],
             bottleneck_of: vec![NONE; n_res],
             res,
         }
@@ -504,7 +519,9 @@ impl Sim {
     /// Makes `c` a member of `g` (bookkeeping, tag, cap); its share is the caller's.
     fn add_member(&mut self, g: u32, c: usize) {
         let r = self.alloc.groups.g(g).r;
-        let cap = self.private_cap(c, r);
+        let m = &self.alloc.groups.mem[c];
+        let epoch = self.alloc.load_epoch;
+        let cap = if m.cap_epoch == epoch && m.cap_r == r as u32 { m.cap } else { self.private_cap(c, r) };
         let head = self.classes[c].fifo.front().map_or(0.0, |h| h.1);
         let costs = std::mem::take(&mut self.classes[c].costs);
         let gs = &mut self.alloc.groups;
@@ -512,7 +529,15 @@ impl Sim {
         gs.cap_insert(g, cap);
         let gr = gs.list[g as usize].as_mut().expect("live group");
         let f = gr.v + head;
-        gs.mem[c] = Membership { group: g, pos: gr.members.len() as u32, ftag: f, vacc: gr.v, cap };
+        gs.mem[c] = Membership {
+            group: g,
+            pos: gr.members.len() as u32,
+            ftag: f,
+            vacc: gr.v,
+            cap,
+            cap_epoch: epoch,
+            cap_r: r as u32,
+        };
         gr.members.push(c as u32);
         gr.tags.push((f.to_bits(), c as u32));
         self.classes[c].costs = costs;
@@ -624,7 +649,7 @@ impl Sim {
             }
             let total = self.total_load(r);
             let headroom = (1.0 - total).max(0.0) / cost.s_per_byte;
-            if headroom <= rate * (1.0 + 1e-9) && self.alloc.res_active[r] > 1 {
+            if headroom <= rate * (1.0 + 1e-9) && self.active_on(r) > 1 {
                 return false;
             }
             if !gs.res[r].uses.is_empty() && total + rate * cost.s_per_byte >= 1.0 - ROOM {
@@ -644,13 +669,13 @@ impl Sim {
         }
         for cost in &self.classes[c].costs {
             let r = cost.resource;
-            if self.alloc.groups.bottleneck_of[r] != NONE
-                || (self.alloc.res_active[r] > 0 && self.total_load(r) >= 1.0 - 1e-9)
+            if self.alloc.groups.bottleneck_of[r] != NONE || (self.active_on(r) > 0 && self.total_load(r) >= 1.0 - 1e-9)
             {
                 return false;
             }
         }
         self.integrate(k, now);
+        self.alloc.load_epoch += 1;
         for cost in &self.classes[c].costs {
             self.alloc.load[cost.resource] = (self.alloc.load[cost.resource] - old_rate * cost.s_per_byte).max(0.0);
         }
@@ -686,7 +711,7 @@ impl Sim {
         let k = self.alloc.comp_of[c] as usize;
         let s_was = self.alloc.groups.g(g).s;
         self.remove_member(g, c);
-        self.deactivate(c, k);
+        self.unlist_active(c, k);
         if self.alloc.groups.g(g).members.is_empty() {
             self.free_group(g);
             return Some(io);
@@ -740,17 +765,43 @@ impl Sim {
         gs.valid_at(&self.alloc.load, g, s)
     }
 
-    /// Removes a class that stopped moving data from its component's moving classes.
+    /// Removes a class outside groups that stopped moving data from its component's moving
+    /// classes.
     pub(super) fn deactivate(&mut self, c: usize, k: usize) {
+        self.unlist_active(c, k);
+        self.count_active(c, false);
+    }
+
+    /// Takes `c` off its component's list of moving classes (a member leaving: the group
+    /// counted it on its resources, not `res_active`).
+    fn unlist_active(&mut self, c: usize, k: usize) {
         let pos = self.alloc.active_pos[c] as usize;
         self.alloc.comps[k].active.swap_remove(pos);
         if let Some(&moved) = self.alloc.comps[k].active.get(pos) {
             self.alloc.active_pos[moved as usize] = pos as u32;
         }
         self.alloc.active_pos[c] = u32::MAX;
+    }
+
+    /// Counts moving class `c` on (`on`) or off the resources it crosses, as one of the
+    /// moving classes outside groups.
+    pub(super) fn count_active(&mut self, c: usize, on: bool) {
         for cost in &self.classes[c].costs {
-            self.alloc.res_active[cost.resource] -= 1;
+            let n = &mut self.alloc.res_active[cost.resource];
+            if on {
+                *n += 1;
+            } else {
+                *n -= 1;
+            }
         }
+    }
+
+    /// Moving classes crossing `r`: those outside groups, and the groups' members (a
+    /// resource one class crosses is never in `ResState`, but only a class outside the
+    /// groups asks about its own).
+    #[inline]
+    fn active_on(&self, r: usize) -> u32 {
+        self.alloc.res_active[r] + self.alloc.groups.res[r].n
     }
 
     fn free_group(&mut self, g: u32) {
@@ -787,6 +838,7 @@ impl Sim {
                 self.account_member(c, now);
                 let rem = (self.alloc.groups.mem[c].ftag - self.alloc.groups.g(g).v).max(0.0);
                 self.remove_member(g, c);
+                self.count_active(c, true);
                 let cl = &mut self.classes[c];
                 if let Some(h) = cl.fifo.front_mut() {
                     h.1 = rem;
@@ -883,6 +935,7 @@ impl Sim {
         }
         let comp = &mut self.alloc.comps[k];
         let saved: Vec<(usize, f64)> = comp.loaded.iter().map(|&r| (r, self.alloc.load[r])).collect();
+        self.alloc.load_epoch += 1;
         for &r in &comp.loaded {
             self.alloc.load[r] = 0.0;
             self.alloc.is_loaded[r] = false;
@@ -915,6 +968,7 @@ impl Sim {
             for &g in &made {
                 for c in self.alloc.groups.g(g).members.clone() {
                     self.remove_member(g, c as usize);
+                    self.count_active(c as usize, true);
                 }
                 self.free_group(g);
             }
@@ -924,6 +978,7 @@ impl Sim {
                 self.alloc.is_loaded[r] = false;
             }
             comp.loaded.clear();
+            self.alloc.load_epoch += 1;
             for (r, l) in saved {
                 self.alloc.load[r] = l;
                 self.alloc.is_loaded[r] = true;
@@ -996,6 +1051,7 @@ impl Sim {
         gs.comp[k].live.push(g);
         for &c in members {
             self.add_member(g, c as usize);
+            self.count_active(c as usize, false);
         }
         let s = self.alloc.groups.g(g).avail / self.group_w(g);
         self.alloc.groups.gm(g).s = s;
