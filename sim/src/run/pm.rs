@@ -137,6 +137,12 @@ impl Sim {
     /// other than a joining class's own (its cost is read only when it joins): then the
     /// component needs a full reallocation.
     pub(super) fn fbs_switching(&mut self, c: usize, joining: bool) -> bool {
+        // Without multipliers no class has a switch term; asking the class would read a
+        // line of its record that nothing else on this path needs (a cache miss per
+        // transfer at a thousand drives).
+        if self.pms.is_empty() {
+            return false;
+        }
         let Some(sw) = self.classes[c].pm_switch else { return false };
         let members = &self.pms[sw.pm as usize].fbs_classes;
         let moving = |k: u32| self.alloc.active_pos[k as usize] != u32::MAX;
