@@ -129,11 +129,13 @@ fn build_line(b: &PlanBuild, unit: &str) -> String {
     };
     let price = b.price.map(|p| format!(", price {p:.2}")).unwrap_or_default();
     format!(
-        "{} (bound {:.1} MB/s), binds {} ({:.0}%); {} slot{} used{price}{met}",
+        "{} (bound {:.1} MB/s), binds {} ({:.0}%), busiest link {} ({:.0}%); {} slot{} used{price}{met}",
         value(b.value, unit),
         b.bound_mb_s,
         b.bottleneck.id,
         100.0 * b.bottleneck.util,
+        b.busiest_link.id,
+        100.0 * b.busiest_link.util,
         b.slots_used,
         if b.slots_used == 1 { "" } else { "s" }
     )

@@ -64,6 +64,10 @@ pub struct PlanBuild {
     pub value: f64,
     pub bound_mb_s: f64,
     pub bottleneck: Bottleneck,
+    /// The busiest link (PCIe, SATA, SAS, network) in the simulated run, either direction:
+    /// the build's headroom. Among builds of equal answer, slots and price the one with the
+    /// most room on it ranks first (a link at 98% has none left for anything else).
+    pub busiest_link: Bottleneck,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub met: Option<bool>,
     /// Parts bought: the cards (and the NICs).
@@ -297,6 +301,18 @@ fn drafts(req: &PlanRequest, cat: &Catalog, dominated: &mut usize) -> Result<Vec
     Ok(out)
 }
 
+/// The link with the highest utilization in either direction (the first of equals).
+fn busiest_link(links: &[iopath_model::report::LinkUtil]) -> Bottleneck {
+    let mut best = Bottleneck::default();
+    for l in links {
+        let u = l.util_up.max(l.util_down);
+        if u > best.util || best.id.is_empty() {
+            best = Bottleneck { id: l.id.clone(), util: u };
+        }
+    }
+    best
+}
+
 /// The most builds `plan` writes (each is loaded; the bound then ranks them).
 const MAX_DRAFTS: usize = 20_000;
 
@@ -473,6 +489,7 @@ pub fn plan(req: &PlanRequest, cat: &Catalog, sim: &SimOptions) -> Result<Plan, 
                 slots_used: d.slots,
                 value: s.value,
                 bound_mb_s: bound,
+                busiest_link: busiest_link(&r.links),
                 bottleneck: r.bottleneck,
                 met: s.met,
                 parts: d.parts,
@@ -484,15 +501,19 @@ pub fn plan(req: &PlanRequest, cat: &Catalog, sim: &SimOptions) -> Result<Plan, 
     let mut builds = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
     let better = |a: f64, b: f64| if higher { b.total_cmp(&a) } else { a.total_cmp(&b) };
     // The goal first (met before not), then the value within 1% counted equal, then fewer
-    // slots, then the lower price, then the value itself.
+    // slots, then the lower price, then more room on the busiest link (to the percent), then
+    // the value itself. Values within 1% are a tie: a simulation's last 0.1% is not a reason
+    // to pick a build whose uplink runs at 98% over one whose runs at 84%.
     let step = builds.iter().map(|b| b.value.abs()).fold(0.0, f64::max) * 0.01;
     let bucket = |v: f64| if step > 0.0 { (v / step).round() } else { v };
+    let room = |b: &PlanBuild| (b.busiest_link.util * 100.0).round();
     builds.sort_by(|a, b| {
         (b.met == Some(true))
             .cmp(&(a.met == Some(true)))
             .then(better(bucket(a.value), bucket(b.value)))
             .then(a.slots_used.cmp(&b.slots_used))
             .then(a.price.unwrap_or(f64::INFINITY).total_cmp(&b.price.unwrap_or(f64::INFINITY)))
+            .then(room(a).total_cmp(&room(b)))
             .then(better(a.value, b.value))
     });
     let mut tradeoff: Vec<PlanBuild> = Vec::new();
