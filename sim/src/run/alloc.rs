@@ -187,9 +187,10 @@ pub(super) struct Alloc {
 
 impl Alloc {
     /// Nothing moving yet: the components of `classes` over `n_res` resources.
-    pub(super) fn new(classes: &[Class], n_res: usize) -> Alloc {
+    /// `idle[c]`: class `c` never moves data in this run.
+    pub(super) fn new(classes: &[Class], idle: &[bool], n_res: usize) -> Alloc {
         let (comp_of, n_comps) = components(classes, n_res);
-        let groups = Groups::new(classes, &comp_of, n_comps, n_res);
+        let groups = Groups::new(classes, idle, &comp_of, n_comps, n_res);
         Alloc {
             comps: (0..n_comps).map(|_| Comp { maxmin: MaxMin::new(n_res), ..Default::default() }).collect(),
             comp_of,

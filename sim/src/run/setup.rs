@@ -117,7 +117,22 @@ impl Sim {
             }
             None => drive_jobs(t, w, &targets, coverage, runtime, &mut new_rng),
         };
-        let alloc = Alloc::new(&classes, graph.resources.len());
+        // A class no job can ever set moving (the write classes of a pure read run without
+        // copies or a pool, the read classes of a pure write run) crosses nothing: the
+        // resources it would share with its drive's other class stay private to that one.
+        let idle: Vec<bool> = {
+            let share = w.rw.read_share(w.rwmixread);
+            let fixed = pool_setup.is_none() && w.copies.is_empty();
+            let stage_idle = [fixed && share <= 0.0, fixed && share >= 1.0];
+            let mut idle = vec![false; classes.len()];
+            for dr in &drives {
+                for (k, &c) in dr.class.iter().enumerate() {
+                    idle[c as usize] = stage_idle[k];
+                }
+            }
+            idle
+        };
+        let alloc = Alloc::new(&classes, &idle, graph.resources.len());
         let iodepth = pool_setup.as_ref().map_or(w.iodepth, |p| p.iodepth(t, w, jobs_n));
         let pool = pool_setup.map(|p| p.into_state(t, &graph, &targets, jobs_n as usize, segment));
         let win = Window::new(coverage, ramp, runtime);

@@ -197,15 +197,16 @@ pub(super) struct ResState {
     /// The groups whose members cross it, and how many members that is.
     uses: Vec<ResUse>,
     n: u32,
-    /// Classes whose costs cross it (from the costs at setup, and any a flash drive's write
-    /// class takes later): a resource one class crosses is private to it, and `uses` never
+    /// Classes whose costs cross it (from the costs at setup of the classes that can move in
+    /// the run, and any a flash drive's write class takes later): a resource one class
+    /// crosses is private to it, and `uses` never
     /// lists it (nothing reads it: while the class is a member no other class can cross it;
     /// while it is not, the list would be empty anyway).
     crossers: u32,
 }
 
 impl Groups {
-    pub(super) fn new(classes: &[Class], comp_of: &[u32], n_comps: usize, n_res: usize) -> Groups {
+    pub(super) fn new(classes: &[Class], idle: &[bool], comp_of: &[u32], n_comps: usize, n_res: usize) -> Groups {
         let mut comp = vec![CompGroups { eligible: true, ..Default::default() }; n_comps];
         for (c, cl) in classes.iter().enumerate() {
             if cl.pm_switch.is_some() {
@@ -214,7 +215,7 @@ impl Groups {
         }
         let n = classes.len();
         let mut res = vec![ResState::default(); n_res];
-        for cl in classes {
+        for (cl, _) in classes.iter().zip(idle).filter(|(_, idle)| !**idle) {
             for cost in &cl.costs {
                 res[cost.resource].crossers += 1;
             }
@@ -1197,6 +1198,42 @@ mod tests {
         );
         assert!((short as f64) < 0.2 * full as f64, "with groups: {short} solves, {full} without");
         assert!(rel(a.total.mb_s, b.total.mb_s) <= 1e-3, "{} vs {} MB/s", a.total.mb_s, b.total.mb_s);
+    }
+
+    /// A drive's link is crossed by its read and its write class; in a pure read run the
+    /// write class never moves, so the link is private to the read class (one crosser, no
+    /// group list to keep), and in a mixed run it is shared by the two.
+    #[test]
+    fn a_class_that_never_moves_crosses_nothing() {
+        let text = "name = \"lane\"\n[host]\npart = \"intel-xeon-sp\"\n[[node]]\nid = \"hba\"\n\
+                    part = \"lsi-sas3008\"\nparent = \"host\"\n[[drive]]\nid = \"d\"\ncount = 8\n\
+                    part = \"seagate-exos-x18-18tb\"\nparent = \"hba\"\nport = 0\n";
+        let t = Topology::parse("lane.toml", text, &Catalog::builtin()).unwrap();
+        let private = |rw: &str| {
+            let w = WorkloadSpec { rw: Some(rw.into()), runtime: Some("10ms".into()), ..Default::default() }
+                .resolve()
+                .unwrap();
+            let s = Sim::new(&t, &w).unwrap();
+            let gs = &s.alloc.groups;
+            let (mut one, mut two) = (0, 0);
+            for d in &s.drives {
+                for c in d.class {
+                    for cost in &s.classes[c as usize].costs {
+                        match gs.res[cost.resource].crossers {
+                            1 => one += 1,
+                            2 => two += 1,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            (one, two)
+        };
+        let (read_one, read_two) = private("read");
+        let (mixed_one, mixed_two) = private("randrw");
+        assert_eq!(read_two, 0, "read: no resource shared by a drive's two classes");
+        assert!(mixed_two >= 2 * 8, "randrw: each drive's link crossed by both classes ({mixed_two})");
+        assert!(read_one >= 8 && read_one > mixed_one, "read {read_one} private, randrw {mixed_one}");
     }
 
     /// 40 HDDs behind one SAS2 lane: each drive's own link and media are crossed by its
