@@ -370,6 +370,16 @@ impl Report {
     pub fn drive(&self, id: &str) -> Option<&DriveResult> {
         self.drives.iter().find(|d| d.id == id)
     }
+
+    /// The link `keep` accepts with the highest utilization in either direction, and that
+    /// utilization (the last of equals, as `Iterator::max_by`; `None` when it accepts none).
+    pub fn busiest_link(&self, keep: impl Fn(&LinkUtil) -> bool) -> Option<(&LinkUtil, f64)> {
+        self.links
+            .iter()
+            .filter(|l| keep(l))
+            .map(|l| (l, l.util_up.max(l.util_down)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    }
 }
 
 #[cfg(test)]

@@ -140,12 +140,7 @@ pub fn verdict_sentence(r: &Report, drives_alone_mb_s: f64) -> String {
     if b.util >= SATURATED {
         let _ = write!(s, "; {} binds at {:.0}%", b.id, 100.0 * b.util);
         if own(&b.id) {
-            let shared = r
-                .links
-                .iter()
-                .filter(|l| !own(&l.id) && l.capacity_mb_s > 0.0)
-                .map(|l| (l, l.util_up.max(l.util_down)))
-                .max_by(|a, b| a.1.total_cmp(&b.1));
+            let shared = r.busiest_link(|l| !own(&l.id) && l.capacity_mb_s > 0.0);
             s.push_str(": every drive runs at its own rate");
             if let Some((l, u)) = shared {
                 let _ = write!(

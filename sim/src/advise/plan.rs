@@ -301,18 +301,6 @@ fn drafts(req: &PlanRequest, cat: &Catalog, dominated: &mut usize) -> Result<Vec
     Ok(out)
 }
 
-/// The link with the highest utilization in either direction (the first of equals).
-fn busiest_link(links: &[iopath_model::report::LinkUtil]) -> Bottleneck {
-    let mut best = Bottleneck::default();
-    for l in links {
-        let u = l.util_up.max(l.util_down);
-        if u > best.util || best.id.is_empty() {
-            best = Bottleneck { id: l.id.clone(), util: u };
-        }
-    }
-    best
-}
-
 /// The most builds `plan` writes (each is loaded; the bound then ranks them).
 const MAX_DRAFTS: usize = 20_000;
 
@@ -489,7 +477,9 @@ pub fn plan(req: &PlanRequest, cat: &Catalog, sim: &SimOptions) -> Result<Plan, 
                 slots_used: d.slots,
                 value: s.value,
                 bound_mb_s: bound,
-                busiest_link: busiest_link(&r.links),
+                busiest_link: r
+                    .busiest_link(|_| true)
+                    .map_or_else(Bottleneck::default, |(l, u)| Bottleneck { id: l.id.clone(), util: u }),
                 bottleneck: r.bottleneck,
                 met: s.met,
                 parts: d.parts,
