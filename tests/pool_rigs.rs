@@ -190,7 +190,8 @@ mod btrfs {
     /// still had room (fewer stripes: raid5 x4 then read 3.5 caps and wrote 2.6; raid6 x5
     /// wrote 13/6). That is btrfs's chunk allocator, not noise: `btrfs filesystem usage -T`
     /// showed 1 MiB unallocated on every member. At 2 GiB every chunk stays full width
-    /// (3 runs each of raid5 x4 and raid6 x5: 75.5 MB/s written, 4 and 5 caps read).
+    /// (3 runs each of raid5 x4 and raid6 x5: 75.5 MB/s written, 4 and 5 caps read). The
+    /// backing files are sparse: the disk holds only what btrfs wrote, not 5 x 2 GiB.
     const MEMBER: u64 = 2048 * MIB;
     /// 768 KiB: a whole number of full stripes of every profile here (raid0 x4: 4 x 64 KiB;
     /// raid10 x4: 2 x 64 KiB; raid5 x4 and raid6 x5: 3 x 64 KiB of data), so parity
@@ -306,6 +307,11 @@ mod btrfs {
         let layout = format!("btrfs {} x{}", c.profile.name(), c.members);
         let sim = Sim::new(format!("btrfs-{}-x{}", c.profile.name(), c.members));
         let cap_mb = CAP as f64 / 1e6;
+        // The members are sparse files (PoolRig::btrfs), which take the disk only as btrfs
+        // writes them: the file at 2 copies at most (256 MiB), three write runs of 4 s
+        // (ramp and runtime) through at most 5 member caps of 25.17 MB/s (1.5 GB), and
+        // metadata: 2 GiB is room enough, checked before anything is written.
+        iopath_test_support::ensure_room(&iopath_test_support::scratch_dir(), 2048 * MIB, &layout).unwrap();
         let mut p = PoolRig::btrfs(c.profile, c.members, MEMBER).unwrap();
         let b0 = p.member_bytes().unwrap();
         let f = p.data_file("f", DATA).unwrap();

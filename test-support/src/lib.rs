@@ -50,6 +50,38 @@ pub fn is_memory_fs(dir: &Path) -> bool {
     rustix::fs::statfs(dir).is_ok_and(|s| [TMPFS_MAGIC, RAMFS_MAGIC].contains(&(s.f_type as u64)))
 }
 
+/// Bytes an unprivileged writer may still put on the filesystem holding `dir`.
+pub fn free_bytes(dir: &Path) -> io::Result<u64> {
+    let s = rustix::fs::statvfs(dir).map_err(io::Error::from)?;
+    Ok(s.f_bavail.saturating_mul(s.f_frsize))
+}
+
+/// Headroom kept free beyond what a rig says it writes (the build, logs and other tests'
+/// small files share the disk).
+const ROOM_MARGIN: u64 = 256 << 20;
+
+/// An error, before anything is written, when the filesystem of `dir` has less than
+/// `bytes` (plus a margin) free: a rig that fills the disk halfway fails with a bare
+/// "No space left on device" from wherever it was, and may leave others' writes failing too.
+pub fn ensure_room(dir: &Path, bytes: u64, what: &str) -> io::Result<()> {
+    let free = free_bytes(dir)?;
+    if free < bytes.saturating_add(ROOM_MARGIN) {
+        const MIB: u64 = 1 << 20;
+        return Err(io::Error::new(
+            io::ErrorKind::StorageFull,
+            format!(
+                "{}: {} MiB free, and {what} needs {} MiB (plus {} MiB kept free); free some space there, \
+                 or set IOPATH_SCRATCH to a disk-backed directory with room",
+                dir.display(),
+                free / MIB,
+                bytes.div_ceil(MIB),
+                ROOM_MARGIN / MIB
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Reports a test that cannot run here. Locally it prints `skipped: WHY` (so a skip is
 /// visible in `cargo test -- --nocapture` and in the captured output of a failure); under CI
 /// (`CI` set, as `.ci/run` runs) it panics instead, because CI installs everything the tests
@@ -154,6 +186,8 @@ impl Rig {
         if is_memory_fs(dir) {
             return Err(io::Error::other(format!("{}: a memory filesystem; loop devices need a disk", dir.display())));
         }
+        let bytes = size.div_ceil(CHUNK).max(1) * CHUNK;
+        ensure_room(dir, bytes, &format!("the file {name}"))?;
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&p)?;
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ 42;
         let chunk: Vec<u8> = (0..CHUNK / 8)
@@ -169,6 +203,21 @@ impl Rig {
             io::Write::write_all(&mut f, &chunk)?;
         }
         f.sync_all()?;
+        Ok(p)
+    }
+
+    /// A sparse file of `size` bytes under `dir`: it takes disk space only as it is
+    /// written. For the backing files of a filesystem's members, which it writes before it
+    /// reads them (a read of a hole costs the backing disk nothing, so a rig that reads
+    /// what it never wrote measures no disk): refused on a memory filesystem or over an
+    /// existing file.
+    pub fn sparse_file(&mut self, dir: &Path, name: &str, size: u64) -> io::Result<PathBuf> {
+        let p = dir.join(name);
+        if is_memory_fs(dir) {
+            return Err(io::Error::other(format!("{}: a memory filesystem; loop devices need a disk", dir.display())));
+        }
+        let f = std::fs::OpenOptions::new().write(true).create_new(true).open(&p)?;
+        f.set_len(size)?;
         Ok(p)
     }
 
@@ -302,5 +351,33 @@ mod tests {
         if is_memory_fs(&d) {
             eprintln!("note: every candidate scratch dir is a memory filesystem here");
         }
+    }
+
+    #[test]
+    fn a_rig_larger_than_the_free_space_is_refused_before_it_writes() {
+        let d = scratch_dir();
+        let free = free_bytes(&d).unwrap();
+        let e = ensure_room(&d, free, "a rig of exactly the free space").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+        let msg = e.to_string();
+        assert!(msg.contains("IOPATH_SCRATCH") && msg.contains(&d.display().to_string()), "{msg}");
+        if free > 2 * ROOM_MARGIN {
+            ensure_room(&d, free - 2 * ROOM_MARGIN, "a rig with room").unwrap();
+        }
+    }
+
+    #[test]
+    fn a_sparse_file_takes_no_disk_until_written() {
+        if is_memory_fs(&scratch_dir()) {
+            return eprintln!("skipped: the scratch dir is a memory filesystem");
+        }
+        let mut rig = Rig::new("sparse").unwrap();
+        let dir = rig.dir.clone();
+        let p = rig.sparse_file(&dir, "s.img", 1 << 30).unwrap();
+        let st = rustix::fs::stat(&p).unwrap();
+        assert_eq!(st.st_size, 1 << 30);
+        // st_blocks counts 512-byte units actually allocated.
+        assert!((st.st_blocks as u64) * 512 < 1 << 20, "{} blocks allocated", st.st_blocks);
+        assert!(rig.sparse_file(&dir, "s.img", 1).is_err(), "an existing file is not replaced");
     }
 }
