@@ -427,7 +427,7 @@ impl Groups {
     }
 
     /// Group `g`'s bound on its resources' loads, if still valid.
-    #[inline]
+    #[inline(always)]
     fn hi(&self, g: u32) -> Option<f64> {
         let gr = self.g(g);
         (gr.hi_epoch == self.comp[gr.comp as usize].epoch && gr.hi.is_finite()).then_some(gr.hi)
