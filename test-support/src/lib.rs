@@ -81,6 +81,15 @@ pub fn ensure_room(dir: &Path, bytes: u64, what: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// `dir/name` for a loop device's backing file, refused on a memory filesystem (where
+/// `O_DIRECT`, which the loop devices use, is refused).
+fn backing_path(dir: &Path, name: &str) -> io::Result<PathBuf> {
+    if is_memory_fs(dir) {
+        return Err(io::Error::other(format!("{}: a memory filesystem; loop devices need a disk", dir.display())));
+    }
+    Ok(dir.join(name))
+}
+
 /// Reports a test that cannot run here. Locally it prints `skipped: WHY` (so a skip is
 /// visible in `cargo test -- --nocapture` and in the captured output of a failure); under CI
 /// (`CI` set, as `.ci/run` runs) it panics instead, because CI installs everything the tests
@@ -181,10 +190,7 @@ impl Rig {
     /// existing file.
     pub fn file(&mut self, dir: &Path, name: &str, size: u64) -> io::Result<PathBuf> {
         const CHUNK: u64 = 1 << 20;
-        let p = dir.join(name);
-        if is_memory_fs(dir) {
-            return Err(io::Error::other(format!("{}: a memory filesystem; loop devices need a disk", dir.display())));
-        }
+        let p = backing_path(dir, name)?;
         let bytes = size.div_ceil(CHUNK).max(1) * CHUNK;
         ensure_room(dir, bytes, &format!("the file {name}"))?;
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&p)?;
@@ -211,10 +217,7 @@ impl Rig {
     /// what it never wrote measures no disk): refused on a memory filesystem or over an
     /// existing file.
     pub fn sparse_file(&mut self, dir: &Path, name: &str, size: u64) -> io::Result<PathBuf> {
-        let p = dir.join(name);
-        if is_memory_fs(dir) {
-            return Err(io::Error::other(format!("{}: a memory filesystem; loop devices need a disk", dir.display())));
-        }
+        let p = backing_path(dir, name)?;
         let f = std::fs::OpenOptions::new().write(true).create_new(true).open(&p)?;
         f.set_len(size)?;
         Ok(p)
