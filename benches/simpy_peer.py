@@ -8,7 +8,10 @@ The same workload as `iopath simulate configs/asm1166-6ssd.toml --rw read --bs 1
 
 * each drive runs a closed loop of `iodepth` I/Os of 128 KiB (one SimPy process per slot);
 * an I/O waits the command latency (host + controller, half of each: 4 + 2 us), takes one of
-  the drive's 8 media units for the read access latency (80 us), then moves its data;
+  the drive's 8 media units for its media read time, then moves its data. The media time is
+  drawn per read from the log-normal iopath draws it from (`sim/src/ssd.rs` `Spread`): mean
+  80 us (the catalog's read latency) and 99.9th percentile 2.73 x that (the catalog's default
+  spread for a flash drive with no stated p99.9);
 * data transfers are fluid: each drive is a class served first-in first-out at its rate, and
   the rates are the max-min fair share of the shared uplink, capped by each drive's own
   ceiling, recomputed only when a class starts or stops moving data (as iopath does);
@@ -18,11 +21,14 @@ The figures are iopath's catalog values for these parts (the ASM1166 uplink afte
 DMA efficiency: 1862.2 MB/s x 0.9558). Only the uplink is shared, so the water-filling here
 is the single-resource case of iopath's max-min; it is written plainly, not slowed down.
 
-Prints one JSON object: ios, mb_s, sim_s, wall_s (wall time of env.run only).
+Prints one JSON object: ios, mb_s, mean_lat_us (mean I/O latency, issue to completion, as
+iopath's `total.lat_us.mean`), sim_s, wall_s (wall time of env.run only).
 """
 
 import argparse
 import json
+import math
+import random
 import time
 from collections import deque
 
@@ -32,7 +38,20 @@ KIB = 1024
 UPLINK_BPS = 1862.2449671641791e6 * 0.9558  # ASM1166 PCIe 3.0 x2 read payload x DMA efficiency
 DRIVE_CAPS_BPS = [560e6, 560e6, 540e6, 540e6, 540e6, 540e6]  # 2x DC600M, 4x 5300 PRO
 MEDIA_UNITS = 8  # parallelism of a SATA SSD controller (catalog)
-READ_LATENCY_S = 80e-6  # media access latency (catalog)
+READ_LATENCY_S = 80e-6  # media access latency, the mean (catalog)
+READ_P999_S = 2.73 * READ_LATENCY_S  # its 99.9th percentile (catalog default for flash)
+Z_999 = 3.090232  # the standard normal's 99.9th percentile
+
+
+def lognormal_params(mean, p999):
+    """mu, sigma of the log-normal with this mean and 99.9th percentile (as iopath's Spread)."""
+    k = math.log(p999 / mean)
+    disc = Z_999 * Z_999 - 2.0 * k
+    sigma = Z_999 - math.sqrt(disc) if disc > 0.0 else Z_999
+    return math.log(mean) - sigma * sigma / 2.0, sigma
+
+
+READ_MU, READ_SIGMA = lognormal_params(READ_LATENCY_S, READ_P999_S)
 CMD_LATENCY_S = 6e-6  # host io_overhead 8 us / 2 + controller cmd_overhead 4 us / 2
 DONE_LATENCY_S = 6e-6  # the other halves, on the way back
 EPS_BYTES = 1e-3  # a head transfer with less left than this is done (float rounding)
@@ -118,20 +137,23 @@ class Stats:
         self.runtime = runtime
         self.ios = 0
         self.bytes = 0
+        self.lat_sum = 0.0
 
 
-def slot(env, d, media, fabric, bs, stats):
+def slot(env, d, media, fabric, bs, stats, rng):
     """One of a job's `iodepth` outstanding I/Os, reissued as soon as it completes."""
     while True:
+        start = env.now
         yield env.timeout(CMD_LATENCY_S)
         with media.request() as unit:
             yield unit
-            yield env.timeout(READ_LATENCY_S)
+            yield env.timeout(rng.lognormvariate(READ_MU, READ_SIGMA))
         yield fabric.transfer(d, bs)
         yield env.timeout(DONE_LATENCY_S)
         if env.now <= stats.runtime:
             stats.ios += 1
             stats.bytes += bs
+            stats.lat_sum += env.now - start
 
 
 def main():
@@ -140,6 +162,7 @@ def main():
     ap.add_argument("--iodepth", type=int, default=32)
     ap.add_argument("--bs-kib", type=int, default=128)
     ap.add_argument("--drives", type=int, default=6)
+    ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
 
     env = simpy.Environment()
@@ -147,10 +170,11 @@ def main():
     fabric = Fabric(env, caps, UPLINK_BPS)
     stats = Stats(a.runtime)
     bs = a.bs_kib * KIB
+    rng = random.Random(a.seed)
     for d in range(len(caps)):
         media = simpy.Resource(env, capacity=MEDIA_UNITS)
         for _ in range(a.iodepth):
-            env.process(slot(env, d, media, fabric, bs, stats))
+            env.process(slot(env, d, media, fabric, bs, stats, rng))
     t0 = time.perf_counter()
     env.run(until=a.runtime)
     wall = time.perf_counter() - t0
@@ -159,6 +183,7 @@ def main():
             {
                 "ios": stats.ios,
                 "mb_s": stats.bytes / a.runtime / 1e6,
+                "mean_lat_us": stats.lat_sum / max(stats.ios, 1) * 1e6,
                 "sim_s": a.runtime,
                 "wall_s": wall,
                 "simpy": simpy.__version__,

@@ -194,11 +194,12 @@ if [[ -z "${SKIP_SIMPY:-}" ]]; then
     SIMPY_RT=${SIMPY_RUNTIME:-20}
     rows=()
     for _ in $(seq "$RUNS"); do rows+=("$("${PIN[@]}" "$VENV/bin/python" benches/simpy_peer.py --runtime "$SIMPY_RT")"); done
-    read -r s_ios s_mbs s_ver < <(printf '%s\n' "${rows[0]}" | "$PY" -c 'import sys,json; d=json.load(sys.stdin); print(d["ios"], d["mb_s"], d["simpy"])')
+    read -r s_ios s_mbs s_lat s_ver < <(printf '%s\n' "${rows[0]}" | "$PY" -c 'import sys,json; d=json.load(sys.stdin); print(d["ios"], d["mb_s"], d["mean_lat_us"], d["simpy"])')
     s_wall=$(printf '%s\n' "${rows[@]}" | "$PY" -c 'import sys,json; [print(json.loads(l)["wall_s"]) for l in sys.stdin]' | median)
-    i_mbs=$("${PIN[@]}" "$IOPATH_BIN" simulate "$SIX" "${SIX_ARGS[@]}" --runtime "${SIMPY_RT}s" --json -q | "$PY" -c 'import sys,json; print(json.load(sys.stdin)["total"]["mb_s"])')
+    read -r i_mbs i_lat < <("${PIN[@]}" "$IOPATH_BIN" simulate "$SIX" "${SIX_ARGS[@]}" --runtime "${SIMPY_RT}s" --json -q | "$PY" -c 'import sys,json; t=json.load(sys.stdin)["total"]; print(t["mb_s"], t["lat_us"]["mean"])')
     s_iops=$(calc "$s_ios / $s_wall")
-    echo "  SimPy $s_ver: $s_ios I/Os in ${SIMPY_RT} s simulated, $(fmt "$s_mbs" 1) MB/s (iopath: $(fmt "$i_mbs" 1) MB/s)"
+    echo "  SimPy $s_ver: $s_ios I/Os in ${SIMPY_RT} s simulated, $(fmt "$s_mbs" 1) MB/s, mean latency $(fmt "$s_lat" 1) us"
+    echo "  (iopath: $(fmt "$i_mbs" 1) MB/s, mean latency $(fmt "$i_lat" 1) us)"
     echo "  SimPy median wall $(fmt "$s_wall" 3) s -> $(fmt "$s_iops") simulated I/Os per wall-second"
     echo "  iopath / SimPy, simulated I/Os per wall-second: $(fmt "$(calc "$SIX_IOPS / $s_iops")" 0)x (target: at least 100x)"
 else
