@@ -104,8 +104,10 @@ impl Sim {
         let half = self.drives[d].fabric_half;
         let ios = &self.ios;
         let Some(h) = self.drives[d].hdd.as_mut() else { return };
-        // Queued commands that a stream now serves need no positioning.
-        let mut k = 0;
+        // Queued commands that a stream now serves need no positioning. A stream that is not
+        // active serves nothing (`hits` is false), so with neither active (a drive's first
+        // commands, queued behind its first seek) there is nothing to look for.
+        let mut k = if h.ra.active || h.wb.active { 0 } else { h.queue.len() };
         while k < h.queue.len() {
             let (io, is_read) = h.queue[k];
             let x = &ios[io as usize];
@@ -128,7 +130,7 @@ impl Sim {
         }
         // Dirty entries a write-back stream now continues are written with it (their
         // acknowledgement has gone already): a sequential run that began in the cache.
-        let mut k = 0;
+        let mut k = if h.wb.active { 0 } else { h.dirty.len() };
         while k < h.dirty.len() {
             let (offset, len) = h.dirty[k];
             if h.wb.hits(&h.geo, offset) {
