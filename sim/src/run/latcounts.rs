@@ -174,9 +174,11 @@ impl LatCounts {
         let mut qs: Vec<f64> = Vec::with_capacity(PERCENTILES.len() + 2);
         qs.extend([0.5, 0.99]);
         qs.extend(PERCENTILES.iter().map(|p| p / 100.0));
-        let target = |q: f64| ((q.min(1.0) * total as f64).ceil() as u64).max(1);
+        // Each quantile's count, computed once: the sort compares them, and the walk below
+        // tests one at every counted index (`ceil` is a libm call on the default target).
+        let targets: Vec<u64> = qs.iter().map(|&q| ((q.min(1.0) * total as f64).ceil() as u64).max(1)).collect();
         let mut order: Vec<usize> = (0..qs.len()).collect();
-        order.sort_by_key(|&j| target(qs[j]));
+        order.sort_by_key(|&j| targets[j]);
         let mut at = vec![0u64; qs.len()];
         let mut l = Latency { mean: mean_us, ..Latency::default() };
         let (mut run, mut next, mut last) = (0u64, 0usize, span.start);
@@ -187,7 +189,7 @@ impl LatCounts {
             }
             run += c;
             last = i;
-            while next < order.len() && target(qs[order[next]]) <= run {
+            while next < order.len() && targets[order[next]] <= run {
                 let j = order[next];
                 at[j] = if qs[j] == 0.0 { value(i) } else { highest(i) };
                 next += 1;
