@@ -6,7 +6,7 @@
 # so a change of a few tenths of a percent shows; what it misses is the cost of memory
 # (`speed.sh` measures that, by wall).
 #
-#   benches/count.sh                     every case (about 2 minutes under valgrind)
+#   benches/count.sh                     every case (about 30 s under valgrind on 2 cores)
 #   CASES="ssd qd1" benches/count.sh     some of them: ssd qd1 qd4 qd32 floor raidz2 raidz2-5s
 #   IOPATH_BIN=path/to/iopath ...        count this binary instead of building target/release
 #   KEEP=dir ...                         keep each callgrind profile in dir, for callgrind_annotate
@@ -49,6 +49,8 @@ count() {
 per() { "$PY" -c "print(f'{$1 / $2:,.0f}')"; }
 ratio() { "$PY" -c "print(f'{$1:.2f}x')"; }
 num() { "$PY" -c "print(f'{$1:,}')"; }
+# vs_ssd: the last count's cost per I/O against the 6 SSDs' ('-' when the ssd case has not run).
+vs_ssd() { if [[ -n $SSD_PER ]]; then ratio "$INSTR / $IOS / $SSD_PER"; else echo -; fi; }
 
 echo "binary: $IOPATH_BIN (checkout at $(git rev-parse --short HEAD 2>/dev/null || echo "?"); valgrind $(valgrind --version | sed 's/valgrind-//'))"
 printf '%-46s %15s %10s %8s %10s  %s\n' case instructions I/Os per-I/O vs-6-SSDs target
@@ -65,16 +67,12 @@ for c in $CASES; do
     qd1 | qd4 | qd32)
         q=${c#qd}
         count "$c" "$BIG" --rw read --bs 128k --iodepth "$q" --runtime 1s
-        vs=-
-        [[ -n $SSD_PER ]] && vs=$(ratio "$INSTR / $IOS / $SSD_PER")
-        row "1,024 HDDs, QD $q, 1 s" "$(num "$INSTR")" "$(num "$IOS")" "$(per "$INSTR" "$IOS")" "$vs" "at most 2x"
+        row "1,024 HDDs, QD $q, 1 s" "$(num "$INSTR")" "$(num "$IOS")" "$(per "$INSTR" "$IOS")" "$(vs_ssd)" "at most 2x"
         ;;
     floor)
         # 8 HDDs with no shared bottleneck: what the drive model costs by itself.
         count floor "$RAIDZ" --rw read --bs 128k --iodepth 1 --runtime 1s
-        vs=-
-        [[ -n $SSD_PER ]] && vs=$(ratio "$INSTR / $IOS / $SSD_PER")
-        row "8 HDDs, QD 1 read, 1 s (the HDD floor)" "$(num "$INSTR")" "$(num "$IOS")" "$(per "$INSTR" "$IOS")" "$vs" "(no target)"
+        row "8 HDDs, QD 1 read, 1 s (the HDD floor)" "$(num "$INSTR")" "$(num "$IOS")" "$(per "$INSTR" "$IOS")" "$(vs_ssd)" "(no target)"
         ;;
     raidz2 | raidz2-5s)
         rt=1s
