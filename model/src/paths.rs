@@ -92,6 +92,9 @@ pub struct ResourceGraph {
     /// the seconds per write byte it costs ([`crate::readreq`]).
     rdreq_res: Vec<Option<(usize, f64)>>,
     rates: Vec<Option<LinkRates>>,
+    /// For each node on a SAS or SATA link: one lane's data rate [bytes/s] (the line rate
+    /// less its encoding), which rate matching compares along a path.
+    lane_bytes_per_s: Vec<Option<f64>>,
     /// The host's CPU and IOMMU resources (`paths/host.rs`).
     host: host::HostResources,
     /// NIC ports, client links and protocol processes ([`crate::net`]).
@@ -105,6 +108,15 @@ pub struct Latencies {
     pub host_us: f64,
     /// Controller command processing, switch and expander hops, both ways.
     pub fabric_us: f64,
+}
+
+/// A resource's id, `a` then `b` (`d0` + `.link`): one exact allocation. Setup names several
+/// resources per node; `format!` and `concat` cost a few times this for two short strings.
+pub(crate) fn res_id(a: &str, b: &str) -> String {
+    let mut s = String::with_capacity(a.len() + b.len());
+    s.push_str(a);
+    s.push_str(b);
+    s
 }
 
 /// Largest data FIS payload: a write crosses STP in chunks of at most this size.
@@ -121,6 +133,7 @@ impl ResourceGraph {
             stp_res: vec![None; n],
             rdreq_res: vec![None; n],
             rates: vec![None; n],
+            lane_bytes_per_s: vec![None; n],
             host: Default::default(),
             net: Default::default(),
         };
@@ -134,31 +147,35 @@ impl ResourceGraph {
             {
                 let r = link.rates(gf);
                 g.rates[ix] = Some(r);
+                if matches!(link.family, Family::Sas | Family::Sata) {
+                    g.lane_bytes_per_s[ix] = Some(gf.line_gbps * gf.encoding / 8.0 * 1e9);
+                }
+                let id = node.id.as_str();
                 let (name, kind) = match node.kind {
-                    Kind::Drive => (format!("{}.link", node.id), family_kind(link.family)),
-                    Kind::PortMultiplier => (format!("{}.upstream", node.id), "sata"),
-                    _ => (format!("{}.uplink", node.id), family_kind(link.family)),
+                    Kind::Drive => (res_id(id, ".link"), family_kind(link.family)),
+                    Kind::PortMultiplier => (res_id(id, ".upstream"), "sata"),
+                    _ => (res_id(id, ".uplink"), family_kind(link.family)),
                 };
                 if r.half_duplex {
                     let a = g.push(name, ix, Side::Both, kind, r.read_payload_bytes_per_s / 1e6);
                     g.link_res[ix].push(a);
                 } else {
-                    let up = g.push(format!("{name}.up"), ix, Side::Up, kind, r.read_payload_bytes_per_s / 1e6);
-                    let down = g.push(format!("{name}.down"), ix, Side::Down, kind, r.write_payload_bytes_per_s / 1e6);
+                    let up = g.push(res_id(&name, ".up"), ix, Side::Up, kind, r.read_payload_bytes_per_s / 1e6);
+                    let down = g.push(res_id(&name, ".down"), ix, Side::Down, kind, r.write_payload_bytes_per_s / 1e6);
                     g.link_res[ix].extend([up, down]);
                 }
             }
             match &node.spec {
                 PartSpec::Drive(d) => {
                     let nominal = if d.is_hdd() { d.outer_mb_s } else { d.seq_read_mb_s };
-                    g.media_res[ix] = Some(g.push(format!("{}.media", node.id), ix, Side::Internal, "media", nominal));
+                    g.media_res[ix] = Some(g.push(res_id(&node.id, ".media"), ix, Side::Internal, "media", nominal));
                     if stp_paces(t, ix) {
                         let nominal = stp_direct_pace_mb_s(d) * g.stp_write_efficiency(t, ix);
-                        g.stp_res[ix] = Some(g.push(format!("{}.stp", node.id), ix, Side::Internal, "stp", nominal));
+                        g.stp_res[ix] = Some(g.push(res_id(&node.id, ".stp"), ix, Side::Internal, "stp", nominal));
                     }
                 }
                 PartSpec::Controller(c) if c.max_iops.is_finite() => {
-                    g.cmd_res[ix] = Some(g.push(format!("{}.cmd", node.id), ix, Side::Internal, "command", f64::NAN));
+                    g.cmd_res[ix] = Some(g.push(res_id(&node.id, ".cmd"), ix, Side::Internal, "command", f64::NAN));
                 }
                 _ => {}
             }
@@ -176,7 +193,7 @@ impl ResourceGraph {
                 continue;
             }
             if let Some(rate) = crate::readreq::request_rate(t, ix, &self.rates) {
-                let id = format!("{}.rdreq", t.nodes[ix].id);
+                let id = res_id(&t.nodes[ix].id, ".rdreq");
                 let res = self.push(id, ix, Side::Internal, "pcie-reads", rate / 1e6);
                 self.rdreq_res[ix] = Some((res, 1.0 / rate));
             }
@@ -223,7 +240,8 @@ impl ResourceGraph {
         include_hdd_media: bool,
     ) -> Vec<Cost> {
         let bs = bs.max(1) as f64;
-        let mut out = Vec::new();
+        // Room for a drive behind a few expanders and its host's terms in one allocation.
+        let mut out = Vec::with_capacity(12);
         let d = t.drive_figures(drive);
         let path = t.path_to_host(drive);
         let n_fis = (bs / FIS_BYTES).ceil();
@@ -265,8 +283,8 @@ impl ResourceGraph {
                     Some(c) if !d.is_hdd() => c,
                     _ => 1.0 / (stp_direct_pace_mb_s(d) * 1e6),
                 };
-                let eff: f64 = stp_expanders(t, &path).map(|e| e.stp_write_efficiency).product();
-                let turnaround_us: f64 = stp_expanders(t, &path).map(|e| e.stp_write_turnaround_us).sum();
+                let eff: f64 = stp_expanders(t, drive).map(|e| e.stp_write_efficiency).product();
+                let turnaround_us: f64 = stp_expanders(t, drive).map(|e| e.stp_write_turnaround_us).sum();
                 out.push(Cost { resource: stp, s_per_byte: direct / eff + n_fis * turnaround_us * 1e-6 / bs });
             }
         }
@@ -302,10 +320,7 @@ impl ResourceGraph {
             // A SAS lane carrying a slower connection is held at the connection's rate
             // (rate matching): its bytes cost the lane lane/conn times their own time.
             let mut rate_match = 1.0;
-            if matches!(node.link.family, Family::Sas | Family::Sata)
-                && let Some(g) = t.generation(&node.link)
-            {
-                let lane = g.line_gbps * g.encoding / 8.0 * 1e9;
+            if let Some(lane) = self.lane_bytes_per_s[ix] {
                 if node.link.family == Family::Sas && conn < lane {
                     rate_match = lane / conn;
                 }
@@ -376,7 +391,7 @@ impl ResourceGraph {
     /// `switch_cost_us` per `bs`-byte command. `None` without a multiplier, or under CBS
     /// (which switches between queues, `cbs_handover_us`, not between FISes).
     pub fn fbs_switch_cost(&self, t: &Topology, drive: NodeIx, bs: u64) -> Option<Cost> {
-        let ix = t.path_to_host(drive).into_iter().find(|&ix| t.nodes[ix].kind == Kind::PortMultiplier)?;
+        let ix = t.up_from(drive).find(|&ix| t.nodes[ix].kind == Kind::PortMultiplier)?;
         let pm = t.nodes[ix].spec.port_multiplier()?;
         let up = *self.link_res[ix].first()?;
         pm_uses_fbs(t, ix).then(|| Cost { resource: up, s_per_byte: pm.switch_cost_us * 1e-6 / bs.max(1) as f64 })
@@ -384,13 +399,13 @@ impl ResourceGraph {
 
     /// STP turnaround per write data FIS for a SATA drive behind expanders [us].
     pub fn stp_turnaround_us(&self, t: &Topology, drive: NodeIx) -> f64 {
-        stp_expanders(t, &t.path_to_host(drive)).map(|e| e.stp_write_turnaround_us).sum()
+        stp_expanders(t, drive).map(|e| e.stp_write_turnaround_us).sum()
     }
 
     /// Pace of a SATA drive's write intake through the STP bridges of the expanders above it,
     /// as a fraction of its direct pace (1 without expanders, or for SAS and NVMe drives).
     pub fn stp_write_efficiency(&self, t: &Topology, drive: NodeIx) -> f64 {
-        stp_expanders(t, &t.path_to_host(drive)).map(|e| e.stp_write_efficiency).product()
+        stp_expanders(t, drive).map(|e| e.stp_write_efficiency).product()
     }
 
     /// An SSD write class's costs once its SLC write cache is full: the drive programs
@@ -443,7 +458,7 @@ impl ResourceGraph {
     pub fn latencies(&self, t: &Topology, drive: NodeIx) -> Latencies {
         let host_us = t.host_figures().io_overhead_us;
         let mut fabric_us = 0.0;
-        for &ix in &t.path_to_host(drive) {
+        for ix in t.up_from(drive) {
             fabric_us += match &t.nodes[ix].spec {
                 PartSpec::Controller(c) => c.cmd_overhead_us,
                 PartSpec::Switch(s) => 2.0 * s.hop_latency_us,
@@ -457,15 +472,17 @@ impl ResourceGraph {
 
 /// The expanders on a drive's path (`path[0]` is the drive), when the drive is SATA and so
 /// crosses them over STP; none for SAS and NVMe drives.
-fn stp_expanders<'a>(t: &'a Topology, path: &'a [NodeIx]) -> impl Iterator<Item = &'a ExpanderFigures> + 'a {
-    let sata = path.first().and_then(|&d| t.nodes[d].spec.drive()).is_some_and(|d| d.interface == Interface::Sata);
-    path.iter().filter(move |_| sata).filter_map(move |&ix| t.nodes[ix].spec.expander())
+/// The expanders above a SATA drive (none for any other drive): `drive` is the first node
+/// of the path walked up to the host.
+fn stp_expanders(t: &Topology, drive: NodeIx) -> impl Iterator<Item = &ExpanderFigures> + '_ {
+    let sata = t.nodes[drive].spec.drive().is_some_and(|d| d.interface == Interface::Sata);
+    t.up_from(drive).filter(move |_| sata).filter_map(move |ix| t.nodes[ix].spec.expander())
 }
 
 /// Whether a SATA drive's writes are paced by the STP bridges of the expanders above it:
 /// some expander on its path has a write pacing or turnaround (SSDs and HDDs alike).
 fn stp_paces(t: &Topology, drive: NodeIx) -> bool {
-    stp_expanders(t, &t.path_to_host(drive)).any(|e| e.stp_write_efficiency < 1.0 || e.stp_write_turnaround_us > 0.0)
+    stp_expanders(t, drive).any(|e| e.stp_write_efficiency < 1.0 || e.stp_write_turnaround_us > 0.0)
 }
 
 /// A SATA drive's direct sustained write pace [MB/s], the rate the STP bridge paces: an SSD's

@@ -40,7 +40,7 @@ pub fn requester(t: &Topology, ix: NodeIx) -> Option<Requester> {
 /// The node whose memory reads carry a drive's writes: the drive (NVMe) or the first
 /// controller above it.
 pub fn requester_of(t: &Topology, drive: NodeIx) -> Option<NodeIx> {
-    t.path_to_host(drive).into_iter().find(|&ix| requester(t, ix).is_some())
+    t.up_from(drive).find(|&ix| requester(t, ix).is_some())
 }
 
 /// Fixed round trip of one read request from `ix` [us]: the host's DMA read latency and two

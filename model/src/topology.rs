@@ -735,6 +735,12 @@ impl Topology {
         self.nodes[ix].spec.drive().unwrap_or_else(|| panic!("node {:?} is not a drive", self.nodes[ix].id))
     }
 
+    /// Nodes from `ix` up to the host, `ix` first, without collecting them: what setup
+    /// walks several times per drive.
+    pub fn up_from(&self, ix: NodeIx) -> impl Iterator<Item = NodeIx> + '_ {
+        std::iter::successors(Some(ix), |&cur| self.nodes[cur].parent)
+    }
+
     /// Nodes from `ix` up to the host, `ix` first.
     pub fn path_to_host(&self, ix: NodeIx) -> Vec<NodeIx> {
         // Trees are shallow (drive, a few expanders or a switch, a controller, the host):
@@ -755,7 +761,10 @@ impl Topology {
     }
 
     pub fn generation(&self, link: &LinkSpec) -> Option<&GenerationFigures> {
-        self.generations.get(&link.generation_key())
+        match link.generation_name() {
+            Some(name) => self.generations.get(name),
+            None => self.generations.get(&link.generation_key()),
+        }
     }
 
     fn from_raw(

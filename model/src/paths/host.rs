@@ -44,7 +44,7 @@
 //! the resource's utilization stays under 1 whatever the workload, and leaving it out
 //! changes no allocation (`tests`: the max-min rates with and without it agree).
 
-use super::{Cost, Dir, ResourceGraph, Side};
+use super::{Cost, Dir, ResourceGraph, Side, res_id};
 use crate::cpu::Kernel;
 use crate::parts::HostFigures;
 use crate::topology::Topology;
@@ -84,7 +84,7 @@ impl HostResources {
         let mut jobs = vec![None; t.nodes.len()];
         if h.cpu_per_io_us > 0.0 {
             for (d, most) in most {
-                let id = format!("host.cpu.{}", t.nodes[d].id);
+                let id = res_id("host.cpu.", &t.nodes[d].id);
                 jobs[d] = Some((g.push(id, host, Side::Internal, "cpu", f64::NAN), most));
             }
         }

@@ -29,8 +29,8 @@ impl Sim {
         }
         let pool_setup = pool::setup(t, w)?;
         let mut sched = Scheduler::default();
-        let mut drives = Vec::new();
-        let mut classes = Vec::new();
+        let mut drives = Vec::with_capacity(targets.len());
+        let mut classes = Vec::with_capacity(2 * targets.len());
         let random = w.rw.is_random();
         for &d in &targets {
             let n = t.drive_figures(d);
@@ -54,7 +54,7 @@ impl Sim {
                     smr: hdd_queue::smr_log(n),
                 }
             });
-            let pm = t.path_to_host(d).iter().find_map(|&ix| pm_of_node[ix]);
+            let pm = t.up_from(d).find_map(|ix| pm_of_node[ix]);
             let mut class = [0u32; 2];
             for (k, dir) in [Dir::Read, Dir::Write].into_iter().enumerate() {
                 class[k] = classes.len() as u32;
