@@ -126,7 +126,9 @@ impl ResourceGraph {
     pub fn new(t: &Topology) -> ResourceGraph {
         let n = t.nodes.len();
         let mut g = ResourceGraph {
-            resources: Vec::new(),
+            // Most nodes name a link or two and a drive its media; the host adds one CPU
+            // resource per drive. Enough for most trees without regrowing.
+            resources: Vec::with_capacity(2 * n + 2 * t.drives.len() + 8),
             link_res: vec![Vec::new(); n],
             media_res: vec![None; n],
             cmd_res: vec![None; n],

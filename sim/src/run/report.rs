@@ -10,7 +10,7 @@ impl Sim {
         // and then nothing is divided by it: rates are 0 and a warning says why.
         let window_ns = (self.win.end - self.win.start).nanos_f64();
         let per_s = |x: f64, secs: f64| if secs > 0.0 { x / secs } else { 0.0 };
-        let mut drives = Vec::new();
+        let mut drives = Vec::with_capacity(self.drives.len());
         let mut total = Total::default();
         let mut all = LatCounts::new();
         let mut lat_sum = 0.0;
@@ -54,7 +54,7 @@ impl Sim {
         let g = &self.graph;
         let span = if self.win.time_based { window_ns } else { self.win.end.nanos_f64() };
         let util = |r: usize| per_s(self.alloc.util_ns[r], span).min(1.0);
-        let mut links: Vec<LinkUtil> = Vec::new();
+        let mut links: Vec<LinkUtil> = Vec::with_capacity(t.nodes.len());
         for ix in 0..t.nodes.len() {
             let res = g.link_resources(ix);
             if res.is_empty() {

@@ -168,7 +168,9 @@ fn drive_jobs(
     let bs = w.bs.get() as f64;
     let random = w.rw.is_random();
     let slot_of = |d: NodeIx| targets.iter().position(|&x| x == d).expect("target drive") as u32;
-    let mut jobs = Vec::new();
+    // Each job carries its own generator (a few hundred bytes): sized once, not regrown.
+    let mut jobs =
+        Vec::with_capacity(if w.copies.is_empty() { targets.len() * w.numjobs as usize } else { w.copies.len() });
     let region_of = |slot: u32| -> f64 {
         let cap = t.drive_figures(targets[slot as usize]).capacity_gb * 1e9;
         // fio's `size` in bytes bounds the region as its share does.
