@@ -215,7 +215,7 @@ struct DriveSt {
     node: NodeIx,
     hdd: Option<HddSt>,
     /// SLC cache and latency spread of a flash drive.
-    flash: Option<flash::FlashSt>,
+    flash: Option<Box<flash::FlashSt>>,
     units_free: u32,
     unit_wait: VecDeque<u32>,
     /// Controller and hop latency before and after the drive.

@@ -78,7 +78,7 @@ impl Sim {
             }
             let flash = (!n.is_hdd()).then(|| {
                 let slot = drives.len() as u32;
-                flash::FlashSt::new(t, &graph, d, slot, w.seed, &classes[class[1] as usize].costs)
+                Box::new(flash::FlashSt::new(t, &graph, d, slot, w.seed, &classes[class[1] as usize].costs))
             });
             let lat = graph.latencies(t, d);
             // Truncated to the nanosecond (not rounded), as the run always has.
