@@ -132,8 +132,8 @@ impl LinkSpec {
 
     /// [`Self::generation_key`] without an allocation, for the generations a family has
     /// (`None` for any other number, which only a topology being checked can hold). Setup
-    /// asks for a link's generation once per class and node on its path: 10,600 keys for
-    /// the 1,024-drive example.
+    /// asks for a link's generation once per class and node on its path: about 10,000 times
+    /// for the 1,024-drive example.
     pub fn generation_name(&self) -> Option<&'static str> {
         const SATA: [&str; 4] = ["sata0", "sata1", "sata2", "sata3"];
         const SAS: [&str; 5] = ["sas0", "sas1", "sas2", "sas3", "sas4"];

@@ -472,10 +472,8 @@ impl ResourceGraph {
     }
 }
 
-/// The expanders on a drive's path (`path[0]` is the drive), when the drive is SATA and so
-/// crosses them over STP; none for SAS and NVMe drives.
-/// The expanders above a SATA drive (none for any other drive): `drive` is the first node
-/// of the path walked up to the host.
+/// The expanders on a drive's path up to the host, when the drive is SATA and so crosses
+/// them over STP; none for SAS and NVMe drives.
 fn stp_expanders(t: &Topology, drive: NodeIx) -> impl Iterator<Item = &ExpanderFigures> + '_ {
     let sata = t.nodes[drive].spec.drive().is_some_and(|d| d.interface == Interface::Sata);
     t.up_from(drive).filter(move |_| sata).filter_map(move |ix| t.nodes[ix].spec.expander())
