@@ -51,6 +51,13 @@ impl FlashSt {
     }
 }
 
+impl FlashSt {
+    /// Whether the drive has an SLC cache (its write class changes costs when it fills).
+    pub(super) fn has_cache(&self) -> bool {
+        self.slc.is_some()
+    }
+}
+
 impl Sim {
     /// A read's media service time on a flash drive with a spread, `None` for the fixed one.
     pub(super) fn flash_read_time(&mut self, d: usize) -> Option<SimDuration> {
@@ -78,6 +85,7 @@ impl Sim {
             self.mark_dirty(k);
         }
         self.alloc.groups.retarget(&self.classes[c].costs, &costs);
+        self.classes[c].n_grp = costs.len() as u32;
         self.classes[c].costs = costs;
         self.alloc.load_epoch += 1; // its private headroom is over other resources now
         if self.alloc.active_pos[c] != u32::MAX {

@@ -21,6 +21,7 @@
 //! generator per job; no I/O, no wall clock (the caller may pass one for the cost report).
 
 mod alloc;
+mod dominated;
 mod events;
 mod flash;
 mod hdd_queue;
@@ -198,6 +199,8 @@ struct Job {
 }
 
 struct Class {
+    /// Every resource it crosses, with its cost per byte; the first `n_grp` are the ones a
+    /// group's bookkeeping needs (the rest can never bind: [`dominated`]).
     costs: Vec<Cost>,
     /// Payload moved inside the measured window [bytes], accounted up to `acc_t`.
     window_bytes: f64,
@@ -207,8 +210,17 @@ struct Class {
     /// When the head transfer's remaining bytes were last brought up to date.
     last: SimTime,
     version: u32,
+    n_grp: u32,
     /// Behind an FBS port multiplier: the switch term of its upstream cost.
     pm_switch: Option<PmSwitch>,
+}
+
+impl Class {
+    /// The costs a group's bookkeeping needs: every one but those of dominated resources.
+    #[inline]
+    fn grp_costs(&self) -> &[Cost] {
+        &self.costs[..self.n_grp as usize]
+    }
 }
 
 struct DriveSt {
