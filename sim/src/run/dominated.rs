@@ -123,10 +123,15 @@ mod tests {
 
     /// (resource id, kept for the groups) of drive `d`'s read class, in its costs' order.
     fn split_of(text: &str, rw: &str, bs: &str, d: usize) -> Vec<(String, bool)> {
+        split_of_class(text, rw, bs, d, 0)
+    }
+
+    /// The same for class `k` (0 read, 1 write).
+    fn split_of_class(text: &str, rw: &str, bs: &str, d: usize, k: usize) -> Vec<(String, bool)> {
         let t = Topology::parse("d.toml", text, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"));
         let w = WorkloadSpec { rw: Some(rw.into()), bs: Some(bs.into()), ..Default::default() }.resolve().unwrap();
         let s = Sim::new(&t, &w).unwrap();
-        let cl = &s.classes[s.drives[d].class[0] as usize];
+        let cl = &s.classes[s.drives[d].class[k] as usize];
         cl.costs
             .iter()
             .enumerate()
@@ -199,7 +204,7 @@ mod tests {
     }
 
     /// An FBS port multiplier's switching term changes a class's costs as drives start and
-    /// stop: nothing its classes cross is left out.
+    /// stop, and an SSD's SLC cache its write class's: nothing such a class crosses is left out.
     #[test]
     fn changing_costs_leave_nothing_out() {
         let text = "name = \"pm\"\n[host]\npart = \"freebsd-2016\"\n[[node]]\nid = \"mv\"\n\
@@ -210,5 +215,20 @@ mod tests {
             let split = split_of(text, "read", "128k", d);
             assert!(split.len() >= 2 && left_out(&split).is_empty(), "drive {d}: {split:?}");
         }
+        // An SSD's write class takes other costs once its SLC cache fills: in a mixed run on a
+        // cascade of them nothing is left out of a write class, and what a read class leaves
+        // out (the uplinks' upstream sides: SAS is full duplex) no write class crosses.
+        let ssds = cascade(4).replace("seagate-exos-x18-18tb", "samsung-870qvo-4tb");
+        let write = split_of_class(&ssds, "randrw", "128k", 4, 1);
+        assert!(write.len() >= 3 && left_out(&write).is_empty(), "{write:?}");
+        let read = split_of_class(&ssds, "randrw", "128k", 4, 0);
+        assert!(
+            !left_out(&read).is_empty()
+                && left_out(&read).iter().all(|id| id.ends_with(".up") && !write.iter().any(|(w, _)| w == id)),
+            "read {read:?}, write {write:?}"
+        );
+        // In a pure read run the write classes never move: the read classes split as HDDs'.
+        let split = split_of(&ssds, "read", "128k", 4);
+        assert!(left_out(&split).contains(&"e1.uplink.up"), "{split:?}");
     }
 }
