@@ -29,6 +29,10 @@
 //! that a full solve is cheap, and every run of fewer classes is exactly what the solver gives.
 //! Beside a group, a class outside it that only its own resources stop joins and leaves
 //! without a solve, as `try_join` and `try_leave` do without groups.
+//!
+//! A member's walks (its uses, its room, its private headroom) cover its `grp_costs` only:
+//! resources that can fill only when another of its resources is full ([`super::dominated`])
+//! are left out, and are charged their busy time when the member is accounted, as before.
 
 use super::*;
 use std::cmp::Reverse;
