@@ -23,20 +23,27 @@
 //! are the same max-min rates, up to the rounding by which a group differs from the solve.
 
 use super::Class;
+use super::vgroup::GROUP_MIN_ACTIVE;
 
+/// How tests ask for the split: `Some(false)` never (the reference), `Some(true)` even in a
+/// run too small for groups (they lower the groups' thresholds after setup), `None` as runs do.
 #[cfg(test)]
 thread_local! {
-    /// Tests: leave every resource in the groups' bookkeeping (today's reference).
-    pub(super) static OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    pub(super) static FORCE: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
 }
 
 /// The classes' costs for the groups: each class's list is reordered (stably) to put the
 /// resources dominated for every one of its crossers last, and `n_grp` counts the others.
 /// `idle[c]`: class `c` never moves data; `fixed[c]`: its costs never change during the run.
-/// Returns how many resources were left out.
+/// Returns how many resources were left out (none in a run with fewer moving classes than a
+/// group needs: there the lists stay as built).
 pub(super) fn split_dominated(classes: &mut [Class], idle: &[bool], fixed: &[bool], n_res: usize) -> usize {
+    // Groups form only in a component with `GROUP_MIN_ACTIVE` moving classes: in a smaller run
+    // nothing reads `n_grp`, and the costs keep the order they were built in.
+    let too_small = idle.iter().filter(|&&i| !i).count() < GROUP_MIN_ACTIVE;
     #[cfg(test)]
-    if OFF.with(std::cell::Cell::get) {
+    let too_small = FORCE.with(std::cell::Cell::get).map_or(too_small, |on| !on);
+    if too_small {
         return 0;
     }
     // The classes that can move data across each resource, resource by resource in one
@@ -117,6 +124,7 @@ pub(super) fn split_dominated(classes: &mut [Class], idle: &[bool], fixed: &[boo
 #[cfg(test)]
 mod tests {
     use super::super::Sim;
+    use super::FORCE;
     use iopath_model::Catalog;
     use iopath_model::topology::Topology;
     use iopath_model::workload::WorkloadSpec;
@@ -130,7 +138,9 @@ mod tests {
     fn split_of_class(text: &str, rw: &str, bs: &str, d: usize, k: usize) -> Vec<(String, bool)> {
         let t = Topology::parse("d.toml", text, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"));
         let w = WorkloadSpec { rw: Some(rw.into()), bs: Some(bs.into()), ..Default::default() }.resolve().unwrap();
+        FORCE.with(|f| f.set(Some(true)));
         let s = Sim::new(&t, &w).unwrap();
+        FORCE.with(|f| f.set(None));
         let cl = &s.classes[s.drives[d].class[k] as usize];
         cl.costs
             .iter()

@@ -1423,9 +1423,9 @@ mod tests {
             cases.push((text, w));
         }
         let one = |t: &Topology, w: &Workload, split: bool| {
-            super::dominated::OFF.with(|o| o.set(!split));
+            super::dominated::FORCE.with(|o| o.set(Some(split)));
             let mut s = Sim::new(t, w).unwrap();
-            super::dominated::OFF.with(|o| o.set(false));
+            super::dominated::FORCE.with(|o| o.set(None));
             let left_out: usize = s.classes.iter().map(|c| c.costs.len() - c.n_grp as usize).sum();
             s.alloc.groups.min_members = 2;
             s.alloc.groups.min_active = 0;
