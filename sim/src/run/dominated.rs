@@ -12,9 +12,10 @@
 //! A group ([`super::vgroup`]) keeps, per resource its members cross, their summed cost and
 //! whether another group shares it, and checks each resource's room on every join: with
 //! these resources left out, a drive at the end of a cascade in the 1,024-drive example has
-//! three of its seven resources to walk (its link, the first uplink, the HBA's). Everything else still sees every resource: the full solve, the loads of the
-//! classes outside groups, and every resource's busy time (a member's bytes are charged to
-//! all the resources it crosses when it is accounted).
+//! three of its seven resources to walk (its link, the first uplink, the HBA's). Everything
+//! else still sees every resource: the full solve, the loads of the classes outside groups,
+//! and every resource's busy time (a member's bytes are charged to all the resources it
+//! crosses when it is accounted).
 //!
 //! Within the groups the decisions stay the solver's: a dominated resource's room check is
 //! implied by its dominator's, except where the dominator is the group's own bottleneck and
