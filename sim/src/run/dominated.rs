@@ -26,10 +26,11 @@
 use super::Class;
 use super::vgroup::GROUP_MIN_ACTIVE;
 
-/// How tests ask for the split: `Some(false)` never (the reference), `Some(true)` even in a
-/// run too small for groups (they lower the groups' thresholds after setup), `None` as runs do.
 #[cfg(test)]
 thread_local! {
+    /// How tests ask for the split: `Some(false)` never (the reference), `Some(true)` even in
+    /// a run too small for groups (they lower the groups' thresholds after setup), `None` as
+    /// runs do.
     pub(super) static FORCE: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
 }
 
