@@ -18,10 +18,18 @@
 //! crosses when it is accounted).
 //!
 //! Within the groups the decisions stay the solver's: a dominated resource's room check is
-//! implied by its dominator's, except where the dominator is the group's own bottleneck and
-//! the two tie at the same cost per byte (the dominated one within a millionth of full): the
-//! group then holds where the check would have dissolved it into a full solve, and the rates
-//! are the same max-min rates, up to the rounding by which a group differs from the solve.
+//! implied by its dominator's, with two exceptions, both where the old check asked for a
+//! full solve the allocation did not need:
+//!
+//! - the dominator is the group's own bottleneck and the two tie at the same cost per byte
+//!   (the dominated one within a millionth of full): the group holds where the check would
+//!   have dissolved it;
+//! - a class beside the groups crosses a dominated resource that exactly one member crosses:
+//!   it may join without a solve. That refusal protects a member's private headroom, which a
+//!   dominated resource does not set (its dominator, which both cross, is still checked).
+//!
+//! The rates are then the same max-min rates, up to the rounding by which a group differs
+//! from the solve (`vgroup::tests::dominated_resources_change_no_decision`).
 
 use super::Class;
 use super::vgroup::GROUP_MIN_ACTIVE;
