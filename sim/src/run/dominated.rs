@@ -31,8 +31,8 @@
 //! The rates are then the same max-min rates, up to the rounding by which a group differs
 //! from the solve (`vgroup::tests::dominated_resources_change_no_decision`).
 
-use super::Class;
 use super::vgroup::GROUP_MIN_ACTIVE;
+use super::{Class, DriveSt};
 
 #[cfg(test)]
 thread_local! {
@@ -44,10 +44,9 @@ thread_local! {
 
 /// The classes' costs for the groups: each class's list is reordered (stably) to put the
 /// resources dominated for every one of its crossers last, and `n_grp` counts the others.
-/// `idle[c]`: class `c` never moves data; `fixed[c]`: its costs never change during the run.
-/// Returns how many resources were left out (none in a run with fewer moving classes than a
-/// group needs: there the lists stay as built).
-pub(super) fn split_dominated(classes: &mut [Class], idle: &[bool], fixed: &[bool], n_res: usize) -> usize {
+/// `idle[c]`: class `c` never moves data. Returns how many resources were left out (none in a
+/// run with fewer moving classes than a group needs: there the lists stay as built).
+pub(super) fn split_dominated(classes: &mut [Class], drives: &[DriveSt], idle: &[bool], n_res: usize) -> usize {
     // Groups form only in a component with `GROUP_MIN_ACTIVE` moving classes: in a smaller run
     // nothing reads `n_grp`, and the costs keep the order they were built in.
     let too_small = idle.iter().filter(|&&i| !i).count() < GROUP_MIN_ACTIVE;
@@ -55,6 +54,14 @@ pub(super) fn split_dominated(classes: &mut [Class], idle: &[bool], fixed: &[boo
     let too_small = FORCE.with(std::cell::Cell::get).map_or(too_small, |on| !on);
     if too_small {
         return 0;
+    }
+    // Costs that change during the run: an FBS multiplier's switching term, a flash drive's
+    // write rate once its SLC cache fills.
+    let mut fixed: Vec<bool> = classes.iter().map(|cl| cl.pm_switch.is_none()).collect();
+    for dr in drives {
+        if dr.flash.as_ref().is_some_and(|f| f.has_cache()) {
+            fixed[dr.class[1] as usize] = false;
+        }
     }
     // The classes that can move data across each resource, resource by resource in one
     // array (`crossers(r)` is `at[r]..at[r + 1]`).

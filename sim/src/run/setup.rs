@@ -132,15 +132,7 @@ impl Sim {
             }
             idle
         };
-        // Costs that change during the run: an FBS multiplier's switching term, a flash
-        // drive's write rate once its SLC cache fills.
-        let mut fixed: Vec<bool> = classes.iter().map(|cl| cl.pm_switch.is_none()).collect();
-        for dr in &drives {
-            if dr.flash.as_ref().is_some_and(|f| f.has_cache()) {
-                fixed[dr.class[1] as usize] = false;
-            }
-        }
-        dominated::split_dominated(&mut classes, &idle, &fixed, graph.resources.len());
+        dominated::split_dominated(&mut classes, &drives, &idle, graph.resources.len());
         let alloc = Alloc::new(&classes, &idle, graph.resources.len());
         let iodepth = pool_setup.as_ref().map_or(w.iodepth, |p| p.iodepth(t, w, jobs_n));
         let pool = pool_setup.map(|p| p.into_state(t, &graph, &targets, jobs_n as usize, segment));
