@@ -49,9 +49,7 @@ impl FlashSt {
             ),
         }
     }
-}
 
-impl FlashSt {
     /// Whether the drive has an SLC cache (its write class changes costs when it fills).
     pub(super) fn has_cache(&self) -> bool {
         self.slc.is_some()

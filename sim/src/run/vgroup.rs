@@ -1377,6 +1377,44 @@ mod tests {
         eprintln!("groups formed in {grouped_runs} of 60 runs; worst total difference {worst:e}");
     }
 
+    /// 60 random cases (a topology and a workload each) from `seed`.
+    fn random_cases(seed: u64) -> Vec<(String, Workload)> {
+        let mut rng = Rng(seed);
+        (0..60u64)
+            .map(|case| {
+                let (text, _) = topology(&mut rng);
+                (text, workload(&mut rng, case + 1))
+            })
+            .collect()
+    }
+
+    /// Three cascaded SAS3x48 expanders on `link`s behind a PCIe 3.0 x4 HBA, 24 HDDs on each,
+    /// reading 128 KiB at queue depth `qd` for 300 ms.
+    fn cascade(link: &str, qd: u32) -> (String, Workload) {
+        let mut text = String::from(
+            "name = \"chain\"\n[host]\npart = \"intel-xeon-sp\"\n[[node]]\nid = \"hba\"\n\
+             part = \"lsi-sas3008\"\nparent = \"host\"\nlink = \"pcie3x4\"\n",
+        );
+        for e in 0..3 {
+            let (parent, port) = if e == 0 { ("hba".to_string(), 0) } else { (format!("e{}", e - 1), 4) };
+            let _ = writeln!(
+                text,
+                "[[node]]\nid = \"e{e}\"\npart = \"broadcom-sas3x48\"\nparent = \"{parent}\"\nport = {port}\nlink = \"{link}\"\n\
+                 [[drive]]\nid = \"e{e}d\"\ncount = 24\npart = \"seagate-exos-x18-18tb\"\nparent = \"e{e}\"\nport = 8"
+            );
+        }
+        let w = WorkloadSpec {
+            rw: Some("read".into()),
+            bs: Some("128k".into()),
+            iodepth: Some(qd),
+            runtime: Some("300ms".into()),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap();
+        (text, w)
+    }
+
     /// Leaving dominated resources out of the groups' bookkeeping (`dominated.rs`) changes no
     /// decision but one: the same 60 random topologies and three cascades of expanders as
     /// below, with groups of two allowed anywhere, give the same report and utilizations to
@@ -1391,36 +1429,9 @@ mod tests {
     #[test]
     fn dominated_resources_change_no_decision() {
         let catalog = Catalog::builtin();
-        let mut rng = Rng(0xD1B5_4A32_D192_ED03);
-        let mut cases: Vec<(String, Workload)> = (0..60u64)
-            .map(|case| {
-                let (text, _) = topology(&mut rng);
-                (text, workload(&mut rng, case + 1))
-            })
-            .collect();
-        for (i, link) in ["sas3x1", "sas3x4", "sas2x4"].into_iter().enumerate() {
-            let mut text = String::from(
-                "name = \"chain\"\n[host]\npart = \"intel-xeon-sp\"\n[[node]]\nid = \"hba\"\n\
-                 part = \"lsi-sas3008\"\nparent = \"host\"\nlink = \"pcie3x4\"\n",
-            );
-            for e in 0..3 {
-                let (parent, port) = if e == 0 { ("hba".to_string(), 0) } else { (format!("e{}", e - 1), 4) };
-                let _ = writeln!(
-                    text,
-                    "[[node]]\nid = \"e{e}\"\npart = \"broadcom-sas3x48\"\nparent = \"{parent}\"\nport = {port}\nlink = \"{link}\"\n\
-                     [[drive]]\nid = \"e{e}d\"\ncount = 24\npart = \"seagate-exos-x18-18tb\"\nparent = \"e{e}\"\nport = 8"
-                );
-            }
-            let w = WorkloadSpec {
-                rw: Some("read".into()),
-                bs: Some("128k".into()),
-                iodepth: Some([1, 1, 2][i]),
-                runtime: Some("300ms".into()),
-                ..Default::default()
-            }
-            .resolve()
-            .unwrap();
-            cases.push((text, w));
+        let mut cases = random_cases(0xD1B5_4A32_D192_ED03);
+        for (link, qd) in [("sas3x1", 1), ("sas3x4", 1), ("sas2x4", 2)] {
+            cases.push(cascade(link, qd));
         }
         let one = |t: &Topology, w: &Workload, split: bool| {
             super::dominated::FORCE.with(|o| o.set(Some(split)));
@@ -1489,37 +1500,10 @@ mod tests {
     #[test]
     fn leave_bounds_change_no_decision() {
         let catalog = Catalog::builtin();
-        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-        let mut cases: Vec<(String, Workload)> = (0..60u64)
-            .map(|case| {
-                let (text, _) = topology(&mut rng);
-                (text, workload(&mut rng, case + 1))
-            })
-            .collect();
+        let mut cases = random_cases(0x2545_F491_4F6C_DD1D);
         // At QD 1, where every transfer ends in a leave (deeper queues keep members moving).
         for link in ["sas3x1", "sas3x4", "sas2x4"] {
-            let mut text = String::from(
-                "name = \"chain\"\n[host]\npart = \"intel-xeon-sp\"\n[[node]]\nid = \"hba\"\n\
-                 part = \"lsi-sas3008\"\nparent = \"host\"\nlink = \"pcie3x4\"\n",
-            );
-            for e in 0..3 {
-                let (parent, port) = if e == 0 { ("hba".to_string(), 0) } else { (format!("e{}", e - 1), 4) };
-                let _ = writeln!(
-                    text,
-                    "[[node]]\nid = \"e{e}\"\npart = \"broadcom-sas3x48\"\nparent = \"{parent}\"\nport = {port}\nlink = \"{link}\"\n\
-                     [[drive]]\nid = \"e{e}d\"\ncount = 24\npart = \"seagate-exos-x18-18tb\"\nparent = \"e{e}\"\nport = 8"
-                );
-            }
-            let w = WorkloadSpec {
-                rw: Some("read".into()),
-                bs: Some("128k".into()),
-                iodepth: Some(1),
-                runtime: Some("300ms".into()),
-                ..Default::default()
-            }
-            .resolve()
-            .unwrap();
-            cases.push((text, w));
+            cases.push(cascade(link, 1));
         }
         let one = |t: &Topology, w: &Workload, bounds: bool| {
             let mut s = Sim::new(t, w).unwrap();
