@@ -82,6 +82,7 @@ impl Sim {
             self.dissolve_groups(k, now);
             self.mark_dirty(k);
         }
+        self.charge_group_bytes(c); // with the costs it moved them at
         self.alloc.groups.retarget(&self.classes[c].costs, &costs);
         self.classes[c].n_grp = costs.len() as u32;
         self.classes[c].costs = costs;

@@ -204,6 +204,9 @@ struct Class {
     costs: Vec<Cost>,
     /// Payload moved inside the measured window [bytes], accounted up to `acc_t`.
     window_bytes: f64,
+    /// Of those, what it moved as a group member not yet charged to the busy time of the
+    /// resources it crosses ([`Sim::charge_group_bytes`]).
+    grp_bytes: f64,
     acc_t: SimTime,
     fifo: VecDeque<(u32, f64)>,
     rate: f64,

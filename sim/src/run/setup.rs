@@ -250,6 +250,7 @@ impl Class {
             n_grp: costs.len() as u32,
             costs,
             window_bytes: 0.0,
+            grp_bytes: 0.0,
             acc_t: SimTime::ZERO,
             fifo: VecDeque::new(),
             rate: 0.0,

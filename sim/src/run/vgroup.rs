@@ -471,7 +471,8 @@ impl Sim {
     }
 
     /// Adds what member `c` moved since it was last accounted (clipped to the window) to
-    /// its bytes and to the busy time of the resources it crosses. `advance` first.
+    /// its bytes, and to the bytes it has yet to charge to the busy time of the resources it
+    /// crosses. `advance` first.
     fn account_member(&mut self, c: usize, now: SimTime) {
         let (ws, we) = (self.win.start, self.win.end);
         let gs = &mut self.alloc.groups;
@@ -483,9 +484,7 @@ impl Sim {
             let vb = if now <= we { gr.v } else { gr.v_we };
             let bytes = (vb - va).max(0.0);
             cl.window_bytes += bytes;
-            for cost in &cl.costs {
-                self.alloc.util_ns[cost.resource] += cost.s_per_byte * bytes * 1e9;
-            }
+            cl.grp_bytes += bytes;
         }
         cl.acc_t = now;
         m.vacc = gr.v;
@@ -860,6 +859,20 @@ impl Sim {
     }
 
     /// All groups' members accounted up to `end` (the run is over).
+    /// Charges what class `c` moved as a group member to the busy time of every resource it
+    /// crosses. Its resources' busy time is read only by the report, so this waits for the
+    /// end of the run, or for the class to take other costs: one pass over a class's costs
+    /// at the end, not one per transfer, touching a drive's private link once per run.
+    pub(super) fn charge_group_bytes(&mut self, c: usize) {
+        let cl = &mut self.classes[c];
+        if cl.grp_bytes > 0.0 {
+            for cost in &cl.costs {
+                self.alloc.util_ns[cost.resource] += cost.s_per_byte * cl.grp_bytes * 1e9;
+            }
+        }
+        cl.grp_bytes = 0.0;
+    }
+
     pub(super) fn flush_groups(&mut self, end: SimTime) {
         for g in 0..self.alloc.groups.list.len() as u32 {
             if self.alloc.groups.list[g as usize].is_none() {
@@ -869,6 +882,9 @@ impl Sim {
             for c in self.alloc.groups.g(g).members.clone() {
                 self.account_member(c as usize, end);
             }
+        }
+        for c in 0..self.classes.len() {
+            self.charge_group_bytes(c);
         }
     }
 
