@@ -858,7 +858,6 @@ impl Sim {
         }
     }
 
-    /// All groups' members accounted up to `end` (the run is over).
     /// Charges what class `c` moved as a group member to the busy time of every resource it
     /// crosses. Its resources' busy time is read only by the report, so this waits for the
     /// end of the run, or for the class to take other costs: one pass over a class's costs
@@ -873,6 +872,8 @@ impl Sim {
         cl.grp_bytes = 0.0;
     }
 
+    /// All groups' members accounted up to `end` (the run is over), and what they moved
+    /// charged to their resources.
     pub(super) fn flush_groups(&mut self, end: SimTime) {
         for g in 0..self.alloc.groups.list.len() as u32 {
             if self.alloc.groups.list[g as usize].is_none() {
