@@ -174,6 +174,9 @@ pub(super) struct Groups {
     mem: Vec<Membership>,
     /// The group whose bottleneck each resource is.
     bottleneck_of: Vec<u32>,
+    /// Bumped by every change of `bottleneck_of` and of a class's costs: a class's lookup of
+    /// the group it would join ([`Membership::look_at`]) holds while this has not moved.
+    layout: u64,
     /// Each resource's use by the groups' members (one entry per resource, so a join or a
     /// leave finds all three figures of a resource in one place).
     res: Vec<ResState>,
@@ -193,6 +196,13 @@ pub(super) struct Membership {
     /// same group again with no load changed since (QD 1: every transfer) reuses it.
     cap_epoch: u64,
     cap_r: u32,
+    /// The group whose bottleneck the class crosses (`NONE`: none, or two) and its cost
+    /// per byte there, as found at `look_at` ([`Groups::layout`]): a class that joins again
+    /// with no group formed or ended since (QD 1: every transfer) skips the walk over its
+    /// resources' `bottleneck_of`, one cache line each.
+    look_g: u32,
+    look_w: f64,
+    look_at: u64,
 }
 
 /// What the groups' members put on one resource.
@@ -243,11 +253,15 @@ impl Groups {
                     vacc: 0.0,
                     cap: 0.0,
                     cap_epoch: u64::MAX,
-                    cap_r: NONE
+                    cap_r: NONE,
+                    look_g: NONE,
+                    look_w: 0.0,
+                    look_at: 0,
                 };
                 n
             ],
             bottleneck_of: vec![NONE; n_res],
+            layout: 1,
             res,
         }
     }
@@ -255,6 +269,7 @@ impl Groups {
     /// Class `c` takes `new` costs in place of `old` (a flash drive's SLC cache): a resource
     /// only the new ones cross gains a crosser, so it stops being private to another class.
     pub(super) fn retarget(&mut self, old: &[Cost], new: &[Cost]) {
+        self.layout += 1;
         for cost in new {
             if !old.iter().any(|o| o.resource == cost.resource) {
                 self.res[cost.resource].crossers += 1;
@@ -534,15 +549,14 @@ impl Sim {
         gs.cap_insert(g, cap);
         let gr = gs.list[g as usize].as_mut().expect("live group");
         let f = gr.v + head;
-        gs.mem[c] = Membership {
-            group: g,
-            pos: gr.members.len() as u32,
-            ftag: f,
-            vacc: gr.v,
-            cap,
-            cap_epoch: epoch,
-            cap_r: r as u32,
-        };
+        let m = &mut gs.mem[c];
+        m.group = g;
+        m.pos = gr.members.len() as u32;
+        m.ftag = f;
+        m.vacc = gr.v;
+        m.cap = cap;
+        m.cap_epoch = epoch;
+        m.cap_r = r as u32;
         gr.members.push(c as u32);
         gr.tags.push((f.to_bits(), c as u32));
         self.classes[c].costs = costs;
@@ -574,24 +588,42 @@ impl Sim {
         self.alloc.groups.res[r].uses.iter().find(|u| u.group == g).map_or(0.0, |u| u.w)
     }
 
+    /// The group whose bottleneck class `c` crosses and its cost per byte there; `NONE` when
+    /// it crosses none, or two (left to the solver), or crosses one at no cost.
+    #[inline]
+    fn group_to_join(&mut self, c: usize) -> (u32, f64) {
+        let gs = &mut self.alloc.groups;
+        let m = &gs.mem[c];
+        if m.look_at == gs.layout {
+            return (m.look_g, m.look_w);
+        }
+        let mut found = (NONE, 0.0);
+        for cost in self.classes[c].grp_costs() {
+            let b = gs.bottleneck_of[cost.resource];
+            if b != NONE {
+                if found.0 != NONE || cost.s_per_byte <= 0.0 {
+                    found = (NONE, 0.0);
+                    break;
+                }
+                found = (b, cost.s_per_byte);
+            }
+        }
+        let m = &mut gs.mem[c];
+        (m.look_g, m.look_w, m.look_at) = (found.0, found.1, gs.layout);
+        found
+    }
+
     /// Class `c` (just started moving data) joins the group whose bottleneck it crosses,
     /// if the group's allocation stays the max-min one; false: a full solve is needed.
     pub(super) fn group_join(&mut self, c: usize, k: usize, now: SimTime) -> bool {
         if self.alloc.comps[k].dirty {
             return false;
         }
-        let gs = &self.alloc.groups;
-        let mut found = None;
-        for cost in self.classes[c].grp_costs() {
-            let b = gs.bottleneck_of[cost.resource];
-            if b != NONE {
-                if found.is_some() || cost.s_per_byte <= 0.0 {
-                    return false; // two groups' bottlenecks: leave it to the solver
-                }
-                found = Some((b, cost.s_per_byte));
-            }
+        let (g, c_r) = self.group_to_join(c);
+        if g == NONE {
+            return false;
         }
-        let Some((g, c_r)) = found else { return false };
+        let gs = &self.alloc.groups;
         let gr = gs.g(g);
         let s = gr.avail / (self.group_w(g) + c_r);
         if !(s.is_finite() && s > gr.floor * (1.0 + ROOM)) {
@@ -816,6 +848,7 @@ impl Sim {
         let gs = &mut self.alloc.groups;
         let gr = gs.list[g as usize].take().expect("live group");
         gs.bottleneck_of[gr.r] = NONE;
+        gs.layout += 1;
         if let Some(u) = gs.res[gr.r].uses.iter().position(|u| u.group == g) {
             gs.res[gr.r].uses.swap_remove(u);
         }
@@ -1072,6 +1105,7 @@ impl Sim {
             }
         };
         gs.bottleneck_of[r] = g;
+        gs.layout += 1;
         gs.comp[k].live.push(g);
         for &c in members {
             self.add_member(g, c as usize);
