@@ -180,22 +180,27 @@ struct Io {
     parent: u32,
 }
 
+/// Laid out by hand (`repr(C)`) so that what every I/O reads or writes fills the first two
+/// cache lines of the record, the random generator (304 bytes, read only by random or mixed
+/// jobs) after them: with 1,024 jobs none stays in L1 between two I/Os of the same job, and
+/// the compiler's order put the generator between the limits and the rest (three lines).
+#[repr(C, align(64))]
 struct Job {
-    drive: u32,
-    copy_to: Option<u32>,
     read_share: f64,
-    random: bool,
     next_off: f64,
     region: f64,
     bs: f64,
-    rng: ChaCha8Rng,
+    issued: f64,
     /// Coverage mode: stop after this many bytes.
     budget: Option<f64>,
-    issued: f64,
+    outstanding: u32,
+    drive: u32,
     /// Time limit for this job in coverage runs (SSDs in a sequential run).
     until: Option<SimTime>,
+    copy_to: Option<u32>,
+    random: bool,
     stopped: bool,
-    outstanding: u32,
+    rng: ChaCha8Rng,
 }
 
 struct Class {
