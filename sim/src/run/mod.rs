@@ -213,7 +213,8 @@ struct Class {
     /// resources it crosses ([`Sim::charge_group_bytes`]).
     grp_bytes: f64,
     acc_t: SimTime,
-    fifo: VecDeque<(u32, f64)>,
+    /// Its transfers (I/O, bytes left of the head), oldest first.
+    fifo: Fifo,
     rate: f64,
     /// When the head transfer's remaining bytes were last brought up to date.
     last: SimTime,
@@ -221,6 +222,56 @@ struct Class {
     n_grp: u32,
     /// Behind an FBS port multiplier: the switch term of its upstream cost.
     pm_switch: Option<PmSwitch>,
+}
+
+/// A class's queue of transfers, its head kept in the class's own record: a drive at queue
+/// depth 1 (one transfer at a time, every class of a large pool or JBOD) never reaches the
+/// heap buffer behind it, one cache miss fewer on every start and end of a transfer.
+#[derive(Default)]
+struct Fifo {
+    head: (u32, f64),
+    has_head: bool,
+    rest: VecDeque<(u32, f64)>,
+}
+
+impl Fifo {
+    #[inline]
+    fn is_empty(&self) -> bool {
+        !self.has_head
+    }
+
+    #[inline]
+    fn front(&self) -> Option<&(u32, f64)> {
+        self.has_head.then_some(&self.head)
+    }
+
+    #[inline]
+    fn front_mut(&mut self) -> Option<&mut (u32, f64)> {
+        self.has_head.then_some(&mut self.head)
+    }
+
+    #[inline]
+    fn push_back(&mut self, x: (u32, f64)) {
+        if self.has_head {
+            self.rest.push_back(x);
+        } else {
+            self.head = x;
+            self.has_head = true;
+        }
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<(u32, f64)> {
+        if !self.has_head {
+            return None;
+        }
+        let h = self.head;
+        match self.rest.pop_front() {
+            Some(next) => self.head = next,
+            None => self.has_head = false,
+        }
+        Some(h)
+    }
 }
 
 impl Class {

@@ -252,7 +252,7 @@ impl Class {
             window_bytes: 0.0,
             grp_bytes: 0.0,
             acc_t: SimTime::ZERO,
-            fifo: VecDeque::new(),
+            fifo: Fifo::default(),
             rate: 0.0,
             last: SimTime::ZERO,
             version: 0,
