@@ -203,23 +203,29 @@ struct Job {
     rng: ChaCha8Rng,
 }
 
+/// Laid out by hand (`repr(C)`, aligned to a cache line): what every start and end of a
+/// transfer reads fills the first two lines (the queue and the rate in the first; the
+/// accounting figures and the cost list in the second), and the multiplier's switch term,
+/// read only when the topology has multipliers, the third. The compiler's order had put the
+/// switch term first and the rest over three lines, unaligned.
+#[repr(C, align(64))]
 struct Class {
-    /// Every resource it crosses, with its cost per byte; the first `n_grp` are the ones a
-    /// group's bookkeeping needs (the rest can never bind: [`dominated`]).
-    costs: Vec<Cost>,
-    /// Payload moved inside the measured window [bytes], accounted up to `acc_t`.
-    window_bytes: f64,
-    /// Of those, what it moved as a group member not yet charged to the busy time of the
-    /// resources it crosses ([`Sim::charge_group_bytes`]).
-    grp_bytes: f64,
-    acc_t: SimTime,
     /// Its transfers (I/O, bytes left of the head), oldest first.
     fifo: Fifo,
     rate: f64,
     /// When the head transfer's remaining bytes were last brought up to date.
     last: SimTime,
+    acc_t: SimTime,
+    /// Payload moved inside the measured window [bytes], accounted up to `acc_t`.
+    window_bytes: f64,
+    /// Of those, what it moved as a group member not yet charged to the busy time of the
+    /// resources it crosses ([`Sim::charge_group_bytes`]).
+    grp_bytes: f64,
     version: u32,
     n_grp: u32,
+    /// Every resource it crosses, with its cost per byte; the first `n_grp` are the ones a
+    /// group's bookkeeping needs (the rest can never bind: [`dominated`]).
+    costs: Vec<Cost>,
     /// Behind an FBS port multiplier: the switch term of its upstream cost.
     pm_switch: Option<PmSwitch>,
 }
@@ -228,6 +234,7 @@ struct Class {
 /// depth 1 (one transfer at a time, every class of a large pool or JBOD) never reaches the
 /// heap buffer behind it, one cache miss fewer on every start and end of a transfer.
 #[derive(Default)]
+#[repr(C)]
 struct Fifo {
     head: (u32, f64),
     has_head: bool,
