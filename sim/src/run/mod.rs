@@ -203,16 +203,18 @@ struct Job {
     rng: ChaCha8Rng,
 }
 
-/// Laid out by hand (`repr(C)`, aligned to a cache line): what every start and end of a
-/// transfer reads fills the first two lines (the queue and the rate in the first; the
+/// Laid out by hand (`repr(C)`, two cache lines, aligned): what every start and end of a
+/// transfer reads fills them (the queue, the rate and the counters in the first; the
 /// accounting figures and the cost list in the second), and the multiplier's switch term,
-/// read only when the topology has multipliers, the third. The compiler's order had put the
+/// read only when the topology has multipliers, is boxed. The compiler's order had put the
 /// switch term first and the rest over three lines, unaligned.
 #[repr(C, align(64))]
 struct Class {
     /// Its transfers (I/O, bytes left of the head), oldest first.
     fifo: Fifo,
     rate: f64,
+    version: u32,
+    n_grp: u32,
     /// When the head transfer's remaining bytes were last brought up to date.
     last: SimTime,
     acc_t: SimTime,
@@ -221,62 +223,64 @@ struct Class {
     /// Of those, what it moved as a group member not yet charged to the busy time of the
     /// resources it crosses ([`Sim::charge_group_bytes`]).
     grp_bytes: f64,
-    version: u32,
-    n_grp: u32,
     /// Every resource it crosses, with its cost per byte; the first `n_grp` are the ones a
     /// group's bookkeeping needs (the rest can never bind: [`dominated`]).
     costs: Vec<Cost>,
     /// Behind an FBS port multiplier: the switch term of its upstream cost.
-    pm_switch: Option<PmSwitch>,
+    pm_switch: Option<Box<PmSwitch>>,
 }
 
 /// A class's queue of transfers, its head kept in the class's own record: a drive at queue
 /// depth 1 (one transfer at a time, every class of a large pool or JBOD) never reaches the
 /// heap buffer behind it, one cache miss fewer on every start and end of a transfer.
-#[derive(Default)]
 #[repr(C)]
 struct Fifo {
+    /// The head (I/O, bytes left); `NO_IO` as its I/O: the queue is empty.
     head: (u32, f64),
-    has_head: bool,
     rest: VecDeque<(u32, f64)>,
+}
+
+/// The I/O of an empty [`Fifo`]'s head (no I/O's index: the I/O slab never grows that far).
+const NO_IO: u32 = u32::MAX;
+
+impl Default for Fifo {
+    fn default() -> Fifo {
+        Fifo { head: (NO_IO, 0.0), rest: VecDeque::new() }
+    }
 }
 
 impl Fifo {
     #[inline]
     fn is_empty(&self) -> bool {
-        !self.has_head
+        self.head.0 == NO_IO
     }
 
     #[inline]
     fn front(&self) -> Option<&(u32, f64)> {
-        self.has_head.then_some(&self.head)
+        (!self.is_empty()).then_some(&self.head)
     }
 
     #[inline]
     fn front_mut(&mut self) -> Option<&mut (u32, f64)> {
-        self.has_head.then_some(&mut self.head)
+        (!self.is_empty()).then_some(&mut self.head)
     }
 
     #[inline]
     fn push_back(&mut self, x: (u32, f64)) {
-        if self.has_head {
-            self.rest.push_back(x);
-        } else {
+        if self.is_empty() {
             self.head = x;
-            self.has_head = true;
+        } else {
+            self.rest.push_back(x);
         }
     }
 
     #[inline]
     fn pop_front(&mut self) -> Option<(u32, f64)> {
-        if !self.has_head {
+        if self.is_empty() {
             return None;
         }
         let h = self.head;
-        match self.rest.pop_front() {
-            Some(next) => self.head = next,
-            None => self.has_head = false,
-        }
+        self.head = self.rest.pop_front().unwrap_or((NO_IO, 0.0));
         Some(h)
     }
 }

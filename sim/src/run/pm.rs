@@ -150,7 +150,7 @@ impl Sim {
 
     #[inline(never)]
     fn fbs_switching_with_pms(&mut self, c: usize, joining: bool) -> bool {
-        let Some(sw) = self.classes[c].pm_switch else { return false };
+        let Some(&sw) = self.classes[c].pm_switch.as_deref() else { return false };
         let members = &self.pms[sw.pm as usize].fbs_classes;
         let moving = |k: u32| self.alloc.active_pos[k as usize] != u32::MAX;
         let mut changed = false;
@@ -158,7 +158,7 @@ impl Sim {
             let others = members.iter().any(|&(k2, d2)| d2 != d && moving(k2));
             let want = moving(k) && others;
             let cl = &mut self.classes[k as usize];
-            let s = cl.pm_switch.expect("member of an FBS multiplier");
+            let s = *cl.pm_switch.as_deref().expect("member of an FBS multiplier");
             let v = if want { s.base + s.extra } else { s.base };
             if cl.costs[s.ix].s_per_byte != v {
                 cl.costs[s.ix].s_per_byte = v;

@@ -71,7 +71,7 @@ impl Sim {
                 }
                 let mut cl = Class::new(costs);
                 if let (Some(p), Some(sw)) = (pm, graph.fbs_switch_cost(t, d, bs)) {
-                    cl.pm_switch = fbs_switch_of(&cl.costs, p, sw);
+                    cl.pm_switch = fbs_switch_of(&cl.costs, p, sw).map(Box::new);
                     pms[p as usize].fbs_classes.push((class[k], drives.len() as u32));
                 }
                 classes.push(cl);
