@@ -14,7 +14,7 @@ use iopath_model::parts::DriveFigures;
 use iopath_model::units::Rate;
 
 /// Figures of one HDD, in SI units.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HddGeometry {
     pub capacity: f64,
     /// Media rate at the outer edge.
@@ -175,9 +175,12 @@ impl ReadAhead {
     /// its start, and no farther than the stream's reach beyond what was asked so far (several
     /// sequential reads may be in flight) or beyond what the media has already read ahead.
     pub fn hits(&self, g: &HddGeometry, offset: f64, t: f64) -> bool {
-        self.active
-            && offset + 0.5 >= self.begin
-            && offset <= self.next.max(self.pos(t, g.cache_bytes)) + g.stream_reach(offset)
+        self.active && self.hits_within(g, offset, t, g.stream_reach(offset))
+    }
+
+    /// [`ReadAhead::hits`] for an active stream, with the reach at `offset` already known.
+    pub fn hits_within(&self, g: &HddGeometry, offset: f64, t: f64, reach: f64) -> bool {
+        offset + 0.5 >= self.begin && offset <= self.next.max(self.pos(t, g.cache_bytes)) + reach
     }
 }
 

@@ -88,12 +88,13 @@ impl Sim {
         };
         let dr = &mut self.drives[d];
         if let Some(h) = dr.hdd.as_mut() {
+            let stream = match stage {
+                Stage::Read => stream_read(&h.geo, &mut h.ra, &mut h.wb, &mut h.busy_ns, offset, len, now),
+                Stage::Write => None,
+            };
             match stage {
-                Stage::Read if h.ra.hits(&h.geo, offset, now) => {
-                    let ready = h.ra.request(&h.geo, offset, len, now);
-                    // The media reads this instead of writing back cached data.
-                    h.wb.pause(now, len / h.geo.rate_at(offset) * 1e9);
-                    h.busy_ns += len / h.geo.rate_at(offset) * 1e9;
+                Stage::Read if stream.is_some() => {
+                    let ready = stream.expect("a stream hit");
                     self.sched.at(ceil_time(ready), Ev::DataReady { io });
                 }
                 Stage::Read => {
@@ -295,4 +296,34 @@ impl Sim {
         j.outstanding -= 1;
         self.issue(job);
     }
+}
+
+/// A read of `[offset, offset+len)` arriving at `now`, if the read-ahead stream serves it:
+/// when its data is in the buffer [ns], with the media time charged to the drive (and the
+/// write-back stream waiting meanwhile); `None`: it needs positioning. The zone rate at
+/// `offset` is computed once, for the stream's reach and the media time (the geometry is
+/// shared behind a pointer, and the compiler no longer merges the two computations).
+#[inline]
+fn stream_read(
+    g: &HddGeometry,
+    ra: &mut ReadAhead,
+    wb: &mut WriteBack,
+    busy_ns: &mut f64,
+    offset: f64,
+    len: f64,
+    now: f64,
+) -> Option<f64> {
+    if !ra.active {
+        return None;
+    }
+    let rate = g.rate_at(offset);
+    if !ra.hits_within(g, offset, now, rate * g.avg_position_ns * 1e-9) {
+        return None;
+    }
+    let ready = ra.request(g, offset, len, now);
+    // The media reads this instead of writing back cached data.
+    let media = len / rate * 1e9;
+    wb.pause(now, media);
+    *busy_ns += media;
+    Some(ready)
 }

@@ -320,15 +320,22 @@ struct DriveLanes {
     write: Lane,
 }
 
+/// Laid out by hand (`repr(C)`, aligned to a cache line): a read the read-ahead stream
+/// serves (every read of a sequential stream) touches the stream and the geometry's pointer
+/// in the first line and the write-back stream's flag and the busy time in the second;
+/// the queue and the rest, which only a positioned command reads, follow.
+#[repr(C, align(64))]
 struct HddSt {
-    geo: HddGeometry,
+    ra: ReadAhead,
+    /// Shared by every drive of the same figures (a JBOD of one model: one record, which
+    /// stays in L1 where a copy per drive was another line missed on every read).
+    geo: std::sync::Arc<HddGeometry>,
+    wb: WriteBack,
+    busy_ns: f64,
     head: f64,
     busy: bool,
     queue: Vec<(u32, bool)>,
     current: Option<(u32, bool)>,
-    ra: ReadAhead,
-    wb: WriteBack,
-    busy_ns: f64,
     /// Volatile write cache on: random writes are acknowledged from it.
     write_cache: bool,
     /// Acknowledged writes not yet on the media (offset, length), oldest first.

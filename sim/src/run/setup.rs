@@ -32,10 +32,19 @@ impl Sim {
         let mut drives = Vec::with_capacity(targets.len());
         let mut classes = Vec::with_capacity(2 * targets.len());
         let random = w.rw.is_random();
+        // One geometry per distinct set of HDD figures, shared by the drives that have it.
+        let mut geos: Vec<std::sync::Arc<HddGeometry>> = Vec::new();
         for &d in &targets {
             let n = t.drive_figures(d);
             let hdd = n.is_hdd().then(|| {
                 let geo = HddGeometry::from_drive(n);
+                let geo = match geos.iter().find(|g| ***g == geo) {
+                    Some(g) => std::sync::Arc::clone(g),
+                    None => {
+                        geos.push(std::sync::Arc::new(geo));
+                        std::sync::Arc::clone(geos.last().expect("just pushed"))
+                    }
+                };
                 HddSt {
                     geo,
                     head: 0.0,
