@@ -37,8 +37,7 @@ impl Sim {
         let bs = job.bs;
         let read = job.read_share >= 1.0 || (job.read_share > 0.0 && job.rng.random::<f64>() < job.read_share);
         let offset = if job.random {
-            let blocks = (job.region / bs).floor().max(1.0) as u64;
-            job.rng.random_range(0..blocks) as f64 * bs
+            job.rng.random_range(0..job.blocks) as f64 * bs
         } else {
             if job.next_off + bs > job.region {
                 job.next_off = 0.0;

@@ -197,6 +197,9 @@ struct Job {
     drive: u32,
     /// Time limit for this job in coverage runs (SSDs in a sequential run).
     until: Option<SimTime>,
+    /// Blocks of `bs` in the region, where a random job draws its offsets
+    /// ([`Job::blocks_of`]: a division per I/O, done once).
+    blocks: u64,
     copy_to: Option<u32>,
     random: bool,
     stopped: bool,
@@ -282,6 +285,13 @@ impl Fifo {
         let h = self.head;
         self.head = self.rest.pop_front().unwrap_or((NO_IO, 0.0));
         Some(h)
+    }
+}
+
+impl Job {
+    /// Whole blocks of `bs` in `region`, at least one.
+    fn blocks_of(region: f64, bs: f64) -> u64 {
+        (region / bs).floor().max(1.0) as u64
     }
 }
 

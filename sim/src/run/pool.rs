@@ -433,6 +433,7 @@ impl Setup {
                 next_off: ((self.region / f64::from(n) * f64::from(k)) / bs).floor() * bs,
                 region: self.region,
                 bs,
+                blocks: Job::blocks_of(self.region, bs),
                 rng: new_rng(),
                 budget: coverage.then(|| self.region / f64::from(n)),
                 issued: 0.0,
