@@ -2,6 +2,7 @@
 //! port multipliers.
 
 use super::*;
+use std::sync::Arc;
 
 impl Sim {
     pub(super) fn new(t: &Topology, w: &Workload) -> Result<Sim, SimError> {
@@ -33,35 +34,25 @@ impl Sim {
         let mut classes = Vec::with_capacity(2 * targets.len());
         let random = w.rw.is_random();
         // One geometry per distinct set of HDD figures, shared by the drives that have it.
-        let mut geos: Vec<std::sync::Arc<HddGeometry>> = Vec::new();
+        let mut geos: Vec<Arc<HddGeometry>> = Vec::new();
         for &d in &targets {
             let n = t.drive_figures(d);
-            let hdd = n.is_hdd().then(|| {
-                let geo = HddGeometry::from_drive(n);
-                let geo = match geos.iter().find(|g| ***g == geo) {
-                    Some(g) => std::sync::Arc::clone(g),
-                    None => {
-                        geos.push(std::sync::Arc::new(geo));
-                        std::sync::Arc::clone(geos.last().expect("just pushed"))
-                    }
-                };
-                HddSt {
-                    geo,
-                    head: 0.0,
-                    busy: false,
-                    queue: Vec::new(),
-                    current: None,
-                    ra: ReadAhead::default(),
-                    wb: WriteBack::default(),
-                    busy_ns: 0.0,
-                    write_cache: n.write_cache,
-                    dirty: VecDeque::new(),
-                    dirty_bytes: 0.0,
-                    destage: (0.0, 0.0),
-                    wait_room: VecDeque::new(),
-                    last_write_end: -1.0,
-                    smr: hdd_queue::smr_log(n),
-                }
+            let hdd = n.is_hdd().then(|| HddSt {
+                geo: shared_geometry(&mut geos, HddGeometry::from_drive(n)),
+                head: 0.0,
+                busy: false,
+                queue: Vec::new(),
+                current: None,
+                ra: ReadAhead::default(),
+                wb: WriteBack::default(),
+                busy_ns: 0.0,
+                write_cache: n.write_cache,
+                dirty: VecDeque::new(),
+                dirty_bytes: 0.0,
+                destage: (0.0, 0.0),
+                wait_room: VecDeque::new(),
+                last_write_end: -1.0,
+                smr: hdd_queue::smr_log(n),
             });
             let pm = t.up_from(d).find_map(|ix| pm_of_node[ix]);
             let mut class = [0u32; 2];
@@ -301,4 +292,13 @@ impl Window {
         let (start, end) = if coverage { (SimTime::ZERO, SimTime::MAX) } else { (start, start + runtime) };
         Window { start, end, time_based: !coverage, completed: 0, partial: false, reached: SimTime::ZERO }
     }
+}
+
+/// `geo`, as the one record shared by every drive with the same figures.
+fn shared_geometry(geos: &mut Vec<Arc<HddGeometry>>, geo: HddGeometry) -> Arc<HddGeometry> {
+    if let Some(g) = geos.iter().find(|g| ***g == geo) {
+        return Arc::clone(g);
+    }
+    geos.push(Arc::new(geo));
+    Arc::clone(&geos[geos.len() - 1])
 }
