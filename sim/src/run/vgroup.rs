@@ -18,9 +18,12 @@
 //! Members are then served in virtual time: `v` counts the bytes each member has been given
 //! since the group formed (`dv/dt = s`); a member's head transfer finishes when `v` reaches
 //! its finish tag (`v` when it started plus its bytes). One timer per group fires at the
-//! earliest tag, a [`Tags`] queue keeps the tags, and a member's window bytes and the busy time
-//! of the resources it crosses follow from `v` at the moments it is accounted. A join or
-//! leave is O(log members + costs of the class + resources several members share).
+//! earliest tag, a [`Tags`] queue keeps the tags, and a member's window bytes follow from `v`
+//! at the moments it is accounted; what it moved as a member is charged to the busy time of
+//! the resources it crosses once, at the end of the run (`charge_group_bytes`: only the report
+//! reads busy time). A join or leave is O(log members + costs of the class + resources several
+//! members share); a class remembers the group it would join until a group forms or ends
+//! (`Groups::layout`), so a rejoin skips the walk over its resources' `bottleneck_of`.
 //!
 //! A group gives the same rates as the full solve up to rounding (the solve sums its rate
 //! from equal increments; the group divides once), and completion times rounded up to the
@@ -32,7 +35,7 @@
 //!
 //! A member's walks (its uses, its room, its private headroom) cover its `grp_costs` only:
 //! resources that can fill only when another of its resources is full ([`super::dominated`])
-//! are left out, and are charged their busy time when the member is accounted, as before.
+//! are left out, and are charged their busy time with the others at the end of the run.
 
 use super::*;
 use std::cmp::Reverse;
