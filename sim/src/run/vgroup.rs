@@ -1296,6 +1296,48 @@ mod tests {
         assert!(read_one >= 8 && read_one > mixed_one, "read {read_one} private, randrw {mixed_one}");
     }
 
+    /// A member's bytes are charged to its resources' busy time at the costs it moved them
+    /// at: 8 QLC SSDs write behind one SAS3 lane, members of its group until each one's SLC
+    /// cache (50 MB here) fills and its write class takes the post-cache costs (40 MB/s of
+    /// media here). What it wrote before stays charged at the cached costs, so every busy
+    /// time matches the full solve's; charged at the new costs, the media's would be about
+    /// 13 times too high for those bytes.
+    #[test]
+    fn bytes_moved_before_a_cache_fills_keep_their_costs() {
+        let mut text = String::from(
+            "name = \"slc\"\n[host]\npart = \"intel-xeon-sp\"\n[[node]]\nid = \"hba\"\npart = \"lsi-sas3008\"\n\
+             parent = \"host\"\n[[node]]\nid = \"exp\"\npart = \"broadcom-sas3x28\"\nparent = \"hba\"\nport = 0\n\
+             link = \"sas3x1\"\n",
+        );
+        for k in 0..8 {
+            let _ = writeln!(
+                text,
+                "[[drive]]\nid = \"d{k}\"\npart = \"samsung-870qvo-4tb\"\nparent = \"exp\"\nport = {}\n\
+                 params = {{ write_cache_gb = 0.05, post_cache_write_mb_s = 40 }}",
+                8 + k
+            );
+        }
+        let t = Topology::parse("slc.toml", &text, &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let w = WorkloadSpec {
+            rw: Some("write".into()),
+            bs: Some("128k".into()),
+            iodepth: Some(4),
+            runtime: Some("1s".into()),
+            ..Default::default()
+        }
+        .resolve()
+        .expect("workload");
+        let (a, ua, _, _) = run(&t, &w, usize::MAX);
+        let (b, ub, formed, _) = run(&t, &w, 2);
+        assert!(formed > 0, "no group formed");
+        // Every cache filled inside the window: the drives end at the post-cache rate.
+        assert!(a.total.mb_s < 0.75 * 1200.0, "the caches did not fill: {} MB/s", a.total.mb_s);
+        assert!(rel(a.total.mb_s, b.total.mb_s) <= 1e-3, "total {} vs {} MB/s", a.total.mb_s, b.total.mb_s);
+        for (i, (p, q)) in ua.iter().zip(&ub).enumerate() {
+            assert!((p - q).abs() <= 1e-3 * p.max(*q) + 1e-3, "utilization of resource {i}: {p} vs {q}");
+        }
+    }
+
     /// 40 HDDs behind one SAS2 lane: each drive's own link and media are crossed by its
     /// read class alone (private: never listed), the lane and the HBA by all 40 (listed,
     /// with `n` their members' count). Checked while the group holds, mid-run.
