@@ -477,9 +477,11 @@ impl Sim {
                 self.sched.at(SimTime::ZERO, Ev::Issue { job: j });
             }
         }
+        // A time-based run stops at its window's end; a coverage run when its jobs are done.
+        let stop = if self.win.time_based { self.win.end } else { SimTime::MAX };
         while let Some(next) = self.sched.pop() {
             let now = self.sched.now();
-            if self.win.time_based && now >= self.win.end {
+            if now >= stop {
                 break;
             }
             match next {
