@@ -83,7 +83,7 @@ impl Sim {
             self.mark_dirty(k);
         }
         self.charge_group_bytes(c); // with the costs it moved them at
-        self.alloc.groups.retarget(&self.classes[c].costs, &costs);
+        self.alloc.groups.retarget(c, &self.classes[c].costs, &costs);
         self.classes[c].n_grp = costs.len() as u32;
         self.classes[c].costs = costs;
         self.alloc.load_epoch += 1; // its private headroom is over other resources now

@@ -177,12 +177,36 @@ pub(super) struct Groups {
     mem: Vec<Membership>,
     /// The group whose bottleneck each resource is.
     bottleneck_of: Vec<u32>,
+    /// Each class's group costs, when it has at most [`LINE_COSTS`] ([`CostLine`]).
+    lines: Vec<CostLine>,
     /// Bumped by every change of `bottleneck_of` and of a class's costs: a class's lookup of
     /// the group it would join ([`Membership::look_at`]) holds while this has not moved.
     layout: u64,
     /// Each resource's use by the groups' members (one entry per resource, so a join or a
     /// leave finds all three figures of a resource in one place).
     res: Vec<ResState>,
+}
+
+/// Most group costs a class keeps in [`Groups::lines`] (four costs: one cache line).
+const LINE_COSTS: usize = 4;
+
+/// The first [`LINE_COSTS`] of a class's `grp_costs`, a cache line of their own in a table
+/// indexed by class: a join or a leave finds them from the class's index alone, where the
+/// cost list's heap buffer could be found only after reading the class record (a miss that
+/// waited for another). Kept in step with the list at setup and by [`Groups::retarget`]; an
+/// FBS class's switch term changes its list too, but its component never forms groups.
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+pub(super) struct CostLine([Cost; LINE_COSTS]);
+
+impl CostLine {
+    fn of(costs: &[Cost]) -> CostLine {
+        let mut line = [Cost { resource: 0, s_per_byte: 0.0 }; LINE_COSTS];
+        for (l, c) in line.iter_mut().zip(costs) {
+            *l = *c;
+        }
+        CostLine(line)
+    }
 }
 
 /// A class's place in the groups.
@@ -264,6 +288,7 @@ impl Groups {
                 n
             ],
             bottleneck_of: vec![NONE; n_res],
+            lines: classes.iter().map(|cl| CostLine::of(cl.grp_costs())).collect(),
             layout: 1,
             res,
         }
@@ -271,8 +296,9 @@ impl Groups {
 
     /// Class `c` takes `new` costs in place of `old` (a flash drive's SLC cache): a resource
     /// only the new ones cross gains a crosser, so it stops being private to another class.
-    pub(super) fn retarget(&mut self, old: &[Cost], new: &[Cost]) {
+    pub(super) fn retarget(&mut self, c: usize, old: &[Cost], new: &[Cost]) {
         self.layout += 1;
+        self.lines[c] = CostLine::of(new);
         for cost in new {
             if !old.iter().any(|o| o.resource == cost.resource) {
                 self.res[cost.resource].crossers += 1;
@@ -546,9 +572,13 @@ impl Sim {
         let cap = if m.cap_epoch == epoch && m.cap_r == r as u32 { m.cap } else { self.private_cap(c, r) };
         let head = self.classes[c].fifo.front().map_or(0.0, |h| h.1);
         let n = self.classes[c].n_grp as usize;
-        let costs = std::mem::take(&mut self.classes[c].costs);
         let gs = &mut self.alloc.groups;
-        gs.add_uses(g, &costs[..n]);
+        if n <= LINE_COSTS {
+            let line = gs.lines[c];
+            gs.add_uses(g, &line.0[..n]);
+        } else {
+            gs.add_uses(g, &self.classes[c].costs[..n]);
+        }
         gs.cap_insert(g, cap);
         let gr = gs.list[g as usize].as_mut().expect("live group");
         let f = gr.v + head;
@@ -562,14 +592,17 @@ impl Sim {
         m.cap_r = r as u32;
         gr.members.push(c as u32);
         gr.tags.push((f.to_bits(), c as u32));
-        self.classes[c].costs = costs;
     }
 
     fn remove_member(&mut self, g: u32, c: usize) {
         let n = self.classes[c].n_grp as usize;
-        let costs = std::mem::take(&mut self.classes[c].costs);
         let gs = &mut self.alloc.groups;
-        gs.remove_uses(g, &costs[..n]);
+        if n <= LINE_COSTS {
+            let line = gs.lines[c];
+            gs.remove_uses(g, &line.0[..n]);
+        } else {
+            gs.remove_uses(g, &self.classes[c].costs[..n]);
+        }
         let m = gs.mem[c];
         gs.cap_remove(g, m.cap);
         let p = m.pos as usize;
@@ -581,7 +614,6 @@ impl Sim {
         let m = &mut gs.mem[c];
         m.group = NONE;
         m.pos = NONE;
-        self.classes[c].costs = costs;
     }
 
     /// The members' summed cost per byte on the bottleneck.
@@ -633,7 +665,15 @@ impl Sim {
             return false;
         }
         let mut joiner = 0.0f64;
-        for cost in self.classes[c].grp_costs() {
+        let n = self.classes[c].n_grp as usize;
+        let line;
+        let costs = if n <= LINE_COSTS {
+            line = gs.lines[c];
+            &line.0[..n]
+        } else {
+            self.classes[c].grp_costs()
+        };
+        for cost in costs {
             if cost.resource != gr.r {
                 let l = gs.load_at(&self.alloc.load, cost.resource, g, s, cost.s_per_byte);
                 if l >= 1.0 - ROOM {
