@@ -94,7 +94,12 @@ impl HddGeometry {
     /// media passes in an average positioning (seek and half a turn). Farther away, a seek
     /// is quicker than waiting for the stream to get there, and firmware seeks.
     pub fn stream_reach(&self, offset: f64) -> f64 {
-        self.rate_at(offset) * self.avg_position_ns * 1e-9
+        self.reach(self.rate_at(offset))
+    }
+
+    /// [`HddGeometry::stream_reach`] where the media rate is `rate` [bytes/s].
+    pub fn reach(&self, rate: f64) -> f64 {
+        rate * self.avg_position_ns * 1e-9
     }
 
     /// Positioning time from the head's state to `offset`, starting at time `now` [ns]:

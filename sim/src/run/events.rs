@@ -87,19 +87,14 @@ impl Sim {
         };
         let dr = &mut self.drives[d];
         if let Some(h) = dr.hdd.as_mut() {
-            let stream = match stage {
-                Stage::Read => stream_read(&h.geo, &mut h.ra, &mut h.wb, &mut h.busy_ns, offset, len, now),
-                Stage::Write => None,
-            };
             match stage {
-                Stage::Read if stream.is_some() => {
-                    let ready = stream.expect("a stream hit");
-                    self.sched.at(ceil_time(ready), Ev::DataReady { io });
-                }
-                Stage::Read => {
-                    h.queue.push((io, true));
-                    self.hdd_dispatch(d);
-                }
+                Stage::Read => match stream_read(&h.geo, &mut h.ra, &mut h.wb, &mut h.busy_ns, offset, len, now) {
+                    Some(ready) => self.sched.at(ceil_time(ready), Ev::DataReady { io }),
+                    None => {
+                        h.queue.push((io, true));
+                        self.hdd_dispatch(d);
+                    }
+                },
                 Stage::Write => self.start_transfer(io),
             }
             return;
@@ -316,7 +311,7 @@ fn stream_read(
         return None;
     }
     let rate = g.rate_at(offset);
-    if !ra.hits_within(g, offset, now, rate * g.avg_position_ns * 1e-9) {
+    if !ra.hits_within(g, offset, now, g.reach(rate)) {
         return None;
     }
     let ready = ra.request(g, offset, len, now);
