@@ -555,6 +555,27 @@ impl Sim {
     }
 }
 
+/// A hint to the CPU to bring the cache line holding `x` into L1.
+#[inline(always)]
+pub(super) fn prefetch<T>(x: &T) {
+    prefetch_at(x, 0);
+}
+
+/// [`prefetch`] of the line `off` bytes into `x` (within it).
+#[inline(always)]
+pub(super) fn prefetch_at<T>(x: &T, off: usize) {
+    debug_assert!(off < std::mem::size_of::<T>().max(1), "a line inside the record");
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = (x as *const T as *const i8).wrapping_add(off);
+        // SAFETY: a prefetch only hints the cache; it never faults, reads nothing the program
+        // sees and writes nothing, whatever the address (and this one lies inside `x`).
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (x, off);
+}
+
 /// `x.ceil() as u64`, without a call to libm's `ceil` (the default x86-64 target has no
 /// rounding instruction): the same value for every f64, NaN and infinities included.
 #[inline(always)]

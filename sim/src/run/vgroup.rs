@@ -534,6 +534,54 @@ impl Sim {
         m.vacc = gr.v;
     }
 
+    /// Starts fetching what the members next in line to finish will read, in stages, so that
+    /// their cache misses overlap the events between two ends instead of stalling each one.
+    /// A group's tags say who finishes next long before it does (with 256 members, about
+    /// twenty events ahead), and at QD 1 each end touches a dozen records of its drive that
+    /// no event has touched since its last transfer, milliseconds before (with 1,024 drives
+    /// none of them stays in cache that long):
+    /// - the third in line: its class record and its group records (both lines of `Class`,
+    ///   its `Membership`, its `CostLine`);
+    /// - the second: its head transfer's I/O (read from the class line fetched one end ago);
+    /// - the next: its drive's lanes, statistics and HDD state, and its job (both lines),
+    ///   read through the I/O fetched one end ago.
+    ///
+    /// Only hints: nothing is written and no decision reads them. Called where a member
+    /// leaves (every end at QD 1), not where it moves on to its next transfer: at QD 4 its
+    /// records are still warm from its last end, and the hints cost instructions for nothing.
+    #[inline(never)]
+    fn prefetch_next_ends(&self, g: u32) {
+        let tags = &self.alloc.groups.g(g).tags;
+        if let Some(&(_, m)) = tags.fifo.get(2) {
+            let m = m as usize;
+            super::prefetch(&self.classes[m]);
+            super::prefetch_at(&self.classes[m], 64);
+            super::prefetch(&self.alloc.groups.mem[m]);
+            super::prefetch(&self.alloc.groups.lines[m]);
+        }
+        if let Some(&(_, m)) = tags.fifo.get(1)
+            && let Some(&(io, _)) = self.classes[m as usize].fifo.front()
+        {
+            super::prefetch(&self.ios[io as usize]);
+        }
+        if let Some(&(_, m)) = tags.fifo.front()
+            && let Some(&(io, _)) = self.classes[m as usize].fifo.front()
+        {
+            let x = &self.ios[io as usize];
+            let dr = &self.drives[x.drive as usize];
+            super::prefetch(&dr.lanes);
+            super::prefetch(&dr.class);
+            super::prefetch(&dr.st);
+            if let Some(h) = &dr.hdd {
+                super::prefetch(h);
+                super::prefetch_at(h, 64);
+            }
+            let j = &self.jobs[x.job as usize];
+            super::prefetch(j);
+            super::prefetch_at(j, 64);
+        }
+    }
+
     /// Sets group `g`'s timer at its earliest finish tag.
     #[inline]
     fn reschedule(&mut self, g: u32, now: SimTime) {
@@ -785,6 +833,7 @@ impl Sim {
             return Some(io);
         }
         // The class stops moving data: the members left take its share.
+        self.prefetch_next_ends(g);
         self.account_member(c, now);
         let cl = &mut self.classes[c];
         cl.rate = 0.0;
