@@ -56,6 +56,9 @@ pub struct MaxMin {
     frozen: Vec<bool>,
     /// The flows not yet frozen, in order.
     live: Vec<u32>,
+    /// The resources the live flows cross this round (each once): the only ones whose
+    /// weight is not 0, so the only ones a round's increment and loads can involve.
+    crossed: Vec<usize>,
 }
 
 /// A resource in a solve. The rounds read each flow's costs where they are, indexed by
@@ -135,23 +138,35 @@ impl MaxMin {
         // skipped the frozen ones did: the same sums in the same order, the same rates.
         // (A resource's sum depends only on the order of the flows crossing it, and the
         // increment is a minimum, so the order the resources are visited in is free.)
+        // After the first round only the resources some live flow crosses have a weight:
+        // a full one has none (its flows froze with it), and one whose flows all froze has
+        // none either, so the rounds visit `crossed`, rebuilt with the weights. A weight is a
+        // sum of costs of at least 0, so it leaves 0 at most once a round.
+        self.crossed.clear();
+        self.crossed.extend_from_slice(&self.res);
         for round in 0..=(nr + nf) {
             if round > 0 {
-                for &r in &self.res {
+                for &r in &self.crossed {
                     self.slots[r].weight = 0.0;
                 }
+                self.crossed.clear();
                 if self.live.is_empty() {
                     break;
                 }
                 for &f in &self.live {
                     for c in flow(f as usize) {
-                        self.slots[c.resource].weight += c.s_per_byte;
+                        let slot = &mut self.slots[c.resource];
+                        let was = slot.weight;
+                        slot.weight += c.s_per_byte;
+                        if was == 0.0 && slot.weight != 0.0 {
+                            self.crossed.push(c.resource);
+                        }
                     }
                 }
             }
             // Largest equal increment before a resource fills or a flow reaches its cap.
             let mut delta = f64::INFINITY;
-            for &r in &self.res {
+            for &r in &self.crossed {
                 let s = &self.slots[r];
                 if s.weight > 0.0 && !s.full {
                     delta = delta.min(((1.0 - s.load) / s.weight).max(0.0));
@@ -168,7 +183,7 @@ impl MaxMin {
             for &f in &self.live {
                 self.rates[f as usize] += delta;
             }
-            for &r in &self.res {
+            for &r in &self.crossed {
                 let s = &mut self.slots[r];
                 s.load += delta * s.weight;
                 if s.weight > 0.0 && s.load >= 1.0 - 1e-9 {
@@ -193,7 +208,7 @@ impl MaxMin {
             self.live.truncate(kept);
         }
         // `weight` back to 0 everywhere, for the next solve's first round.
-        for &r in &self.res {
+        for &r in &self.crossed {
             self.slots[r].weight = 0.0;
         }
         self.used.clear();
