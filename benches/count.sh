@@ -8,6 +8,8 @@
 #
 #   benches/count.sh                     every case (about 30 s under valgrind on 2 cores)
 #   CASES="ssd qd1" benches/count.sh     some of them: ssd qd1 qd4 qd32 floor raidz2 raidz2-5s
+#                                        uneven (not in the default set: 1,028 HDDs on uneven
+#                                        expander chains, where bottlenecks nest)
 #   IOPATH_BIN=path/to/iopath ...        count this binary instead of building target/release
 #   KEEP=dir ...                         keep each callgrind profile in dir, for callgrind_annotate
 #
@@ -32,6 +34,7 @@ mkdir -p "$OUT"
 SIX=configs/asm1166-6ssd.toml
 BIG=configs/1024-hdd-expanders.toml
 RAIDZ=benches/raidz2-8hdd.toml
+UNEVEN=benches/1028-hdd-uneven.toml
 # The RAIDZ2 pair: the pool's logical writes against the same topology's 8 drives written
 # directly, with the same arguments (no ramp: the window is the whole run).
 RAIDZ_ARGS=(--rw write --bs 128k --iodepth 4 --ramp 0s)
@@ -69,6 +72,10 @@ for c in $CASES; do
         count "$c" "$BIG" --rw read --bs 128k --iodepth "$q" --runtime 1s
         row "1,024 HDDs, QD $q, 1 s" "$(num "$INSTR")" "$(num "$IOS")" "$(per "$INSTR" "$IOS")" "$(vs_ssd)" "at most 2x"
         ;;
+    uneven)
+        count uneven "$UNEVEN" --rw read --bs 128k --iodepth 1 --runtime 1s
+        row "1,028 HDDs, uneven chains, QD 1, 1 s" "$(num "$INSTR")" "$(num "$IOS")" "$(per "$INSTR" "$IOS")" "$(vs_ssd)" "(no target)"
+        ;;
     floor)
         # 8 HDDs with no shared bottleneck: what the drive model costs by itself.
         count floor "$RAIDZ" --rw read --bs 128k --iodepth 1 --runtime 1s
@@ -86,7 +93,7 @@ for c in $CASES; do
         echo "  per logical write / per drive write: $(ratio "$p_instr / $p_logical / $d_per") (target: at most 10x)"
         ;;
     *)
-        echo "count.sh: unknown case '$c' (cases: ssd qd1 qd4 qd32 floor raidz2 raidz2-5s)" >&2
+        echo "count.sh: unknown case '$c' (cases: ssd qd1 qd4 qd32 floor raidz2 raidz2-5s uneven)" >&2
         exit 2
         ;;
     esac
