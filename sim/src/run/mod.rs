@@ -498,6 +498,10 @@ impl Sim {
             if !self.alloc.dirty.is_empty() {
                 self.reallocate();
             }
+            #[cfg(test)]
+            if self.alloc.groups.check_each_event {
+                self.check_against_solve(now);
+            }
             if self.sched.processed() & CANCEL_CHECK_MASK == 0 {
                 if let Some(p) = opts.progress {
                     p.store(base_ns + now.nanos(), Ordering::Relaxed);
