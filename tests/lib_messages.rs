@@ -176,23 +176,28 @@ fn literals(src: &str) -> Vec<Literal> {
         code.push(ch);
         i += 1;
     }
-    // Leave out the literals of `#[cfg(test)]` items: up to the item's `;`, or its braces.
+    // Leave out the literals of `#[cfg(test)]` items: up to the item's `;`, or its braces, or
+    // (a field, in a struct or a struct literal) its `,`, or the `}` that closes the block
+    // around it.
     let mut skip: Vec<(usize, usize)> = Vec::new();
     let bytes = code.as_bytes();
     let mut from = 0;
     while let Some(p) = code[from..].find("#[cfg(test)]") {
         let start = from + p;
         let mut j = start + "#[cfg(test)]".len();
-        let mut depth = 0usize;
+        let (mut depth, mut parens) = (0usize, 0usize);
         while j < bytes.len() {
             match bytes[j] {
                 b';' if depth == 0 => break,
+                b',' if depth == 0 && parens == 0 => break,
+                b'(' => parens += 1,
+                b')' => parens = parens.saturating_sub(1),
                 b'{' => depth += 1,
                 b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
+                    if depth <= 1 {
                         break;
                     }
+                    depth -= 1;
                 }
                 _ => {}
             }
