@@ -202,6 +202,27 @@ impl Sim {
                 self.mark_dirty(k);
             }
         }
+        self.transfer_ended(c, io);
+    }
+
+    /// Class `c`'s transfer of `io` is done. A read on a drive behind no port multiplier is
+    /// done at the drive and its completion goes to the host, which the class's drive and
+    /// direction say without reading the I/O's record: with 32 I/Os in flight on each of
+    /// 1,024 drives the record is 2 MB away from the last time it was touched, and reading
+    /// it here stalled every end (a tenth of the QD 32 run's samples, on one load). The line
+    /// is fetched instead, for the completion to read later.
+    #[inline]
+    pub(super) fn transfer_ended(&mut self, c: u32, io: u32) {
+        let cd = self.class_drive[c as usize];
+        if cd & WRITE_CLASS == 0 {
+            let dr = &self.drives[cd as usize];
+            if dr.pm.is_none() {
+                debug_assert!(self.ios[io as usize].stage == Stage::Read && self.ios[io as usize].pm.is_none());
+                prefetch(&self.ios[io as usize]);
+                self.sched.push(dr.lanes.host_fabric, Ev::Completed { io });
+                return;
+            }
+        }
         self.after_transfer(io);
     }
 

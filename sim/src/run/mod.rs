@@ -243,6 +243,9 @@ struct Fifo {
     rest: VecDeque<(u32, f64)>,
 }
 
+/// [`Sim::class_drive`]'s mark of a write class (a drive index never reaches it).
+const WRITE_CLASS: u32 = 1 << 31;
+
 /// The I/O of an empty [`Fifo`]'s head (no I/O's index: the I/O slab never grows that far).
 const NO_IO: u32 = u32::MAX;
 
@@ -441,6 +444,9 @@ struct Sim {
     ios: Vec<Io>,
     free_ios: Vec<u32>,
     classes: Vec<Class>,
+    /// Each class's drive, with [`WRITE_CLASS`] set for a write class: what a transfer's end
+    /// needs to know of its I/O, from a few kilobytes that stay in cache ([`Sim::transfer_ended`]).
+    class_drive: Vec<u32>,
     drives: Vec<DriveSt>,
     pms: Vec<PmSt>,
     /// The fluid allocation: components, loads, utilization integrals.
@@ -492,8 +498,8 @@ impl Sim {
                 Next::Event(ev) => self.handle(ev),
                 Next::Timer(id) => match self.alloc.groups.group_of_timer(id) {
                     Some(g) => {
-                        if let Some(io) = self.group_fire(g) {
-                            self.after_transfer(io);
+                        if let Some((c, io)) = self.group_fire(g) {
+                            self.transfer_ended(c, io);
                         }
                     }
                     None => self.xfer_done(id as u32),

@@ -137,6 +137,11 @@ impl Sim {
         let iodepth = pool_setup.as_ref().map_or(w.iodepth, |p| p.iodepth(t, w, jobs_n));
         let pool = pool_setup.map(|p| p.into_state(t, &graph, &targets, jobs_n as usize, segment));
         let win = Window::new(coverage, ramp, runtime);
+        let mut class_drive = vec![0u32; classes.len()];
+        for (d, dr) in drives.iter().enumerate() {
+            class_drive[dr.class[0] as usize] = d as u32;
+            class_drive[dr.class[1] as usize] = d as u32 | WRITE_CLASS;
+        }
         Ok(Sim {
             sched,
             graph,
@@ -144,6 +149,7 @@ impl Sim {
             ios: Vec::new(),
             free_ios: Vec::new(),
             classes,
+            class_drive,
             drives,
             pms,
             alloc,

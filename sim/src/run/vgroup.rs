@@ -1107,8 +1107,8 @@ impl Sim {
     }
 
     /// Group `g`'s timer fired: its earliest member's head transfer is done. Returns the
-    /// I/O, after the class moved on to its next transfer or left the group.
-    pub(super) fn group_fire(&mut self, g: u32) -> Option<u32> {
+    /// class and the I/O, after the class moved on to its next transfer or left the group.
+    pub(super) fn group_fire(&mut self, g: u32) -> Option<(u32, u32)> {
         let now = self.sched.now();
         self.advance(g, now);
         let (_, c) = self.alloc.groups.gm(g).tags.pop()?;
@@ -1125,7 +1125,7 @@ impl Sim {
             gr.tags.push((f.to_bits(), c as u32));
             self.alloc.groups.mem[c].ftag = f;
             self.reschedule(g, now);
-            return Some(io);
+            return Some((c as u32, io));
         }
         // The class stops moving data: the members left take its share.
         self.prefetch_next_ends(g);
@@ -1151,11 +1151,11 @@ impl Sim {
             if parent_gone || !self.settle_family(top, now, if gone { NONE } else { g }) {
                 self.mark_dirty(k);
             }
-            return Some(io);
+            return Some((c as u32, io));
         }
         if gr.members.is_empty() {
             self.free_group(g);
-            return Some(io);
+            return Some((c as u32, io));
         }
         let s = self.alloc.groups.g(g).avail / self.group_w(g);
         if let Some(hi) = self.leave_holds(g, s_was, s) {
@@ -1165,7 +1165,7 @@ impl Sim {
         } else {
             self.mark_dirty(k);
         }
-        Some(io)
+        Some((c as u32, io))
     }
 
     /// After a member of group `g` left, whether the group holds at its new share `s` (up
