@@ -55,8 +55,15 @@ impl Sim {
     pub(super) fn begin_command(&mut self, io: u32) {
         let now = self.sched.now();
         self.ios[io as usize].start = now;
-        let d = self.ios[io as usize].drive as usize;
+        let x = &self.ios[io as usize];
+        let d = x.drive as usize;
         let dr = &self.drives[d];
+        // The class this command's transfer will join, a lane delay from now: with 1,024
+        // drives at QD 1 its record is out of cache since the drive's last transfer, and the
+        // start of the next one waited for it (an eighth of `start_transfer`'s samples).
+        let c = &self.classes[dr.class[usize::from(x.stage == Stage::Write)] as usize];
+        prefetch(c);
+        prefetch_at(c, 64);
         if dr.pm.is_some_and(|pm| self.pms[pm as usize].cbs) {
             self.sched.push(dr.lanes.host, Ev::AtPort { io });
         } else {
