@@ -137,11 +137,6 @@ impl Sim {
         let iodepth = pool_setup.as_ref().map_or(w.iodepth, |p| p.iodepth(t, w, jobs_n));
         let pool = pool_setup.map(|p| p.into_state(t, &graph, &targets, jobs_n as usize, segment));
         let win = Window::new(coverage, ramp, runtime);
-        let mut class_drive = vec![0u32; classes.len()];
-        for (d, dr) in drives.iter().enumerate() {
-            class_drive[dr.class[0] as usize] = d as u32;
-            class_drive[dr.class[1] as usize] = d as u32 | WRITE_CLASS;
-        }
         // Every job's I/Os in flight at once (32,768 at QD 32 on 1,024 drives): sized once, so
         // the start-up does not copy the slab at every doubling. A pool's member I/Os are
         // counted as they come.
@@ -152,8 +147,8 @@ impl Sim {
             jobs,
             ios: Vec::with_capacity(slab),
             free_ios: Vec::with_capacity(slab),
+            class_drive: class_drives(&drives, classes.len()),
             classes,
-            class_drive,
             drives,
             pms,
             alloc,
@@ -163,6 +158,16 @@ impl Sim {
             pool,
         })
     }
+}
+
+/// Each class's drive, with [`WRITE_CLASS`] set on a write class ([`Sim::class_drive`]).
+fn class_drives(drives: &[DriveSt], n_classes: usize) -> Vec<u32> {
+    let mut class_drive = vec![0u32; n_classes];
+    for (d, dr) in drives.iter().enumerate() {
+        class_drive[dr.class[0] as usize] = d as u32;
+        class_drive[dr.class[1] as usize] = d as u32 | WRITE_CLASS;
+    }
+    class_drive
 }
 
 /// The jobs of a per-drive workload: one per copy, else `numjobs` on each target drive, each
