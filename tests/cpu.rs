@@ -76,8 +76,8 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// time to see the same neighbours and the first of each alternating, and the median of the
 /// nine pair ratios is compared. (Both kernels of `measure` in one run, then `openssl` for
 /// each, put two seconds between the two AES timings; a loaded sitting once gave a median of
-/// 0.890 that way, pairs 0.78 to 1.82.) Measured
-/// here idle, three repetitions: AES-GCM medians 1.008, 1.000, 0.945 with single pairs
+/// 0.890 that way, pairs 0.78 to 1.82.) Measured with that earlier pairing,
+/// idle, three repetitions: AES-GCM medians 1.008, 1.000, 0.945 with single pairs
 /// from 0.76 to 1.30; SHA-256 0.990, 0.984, 0.997.
 #[test]
 fn measure_cpu_reproduces_openssl_speed_within_10_percent() {

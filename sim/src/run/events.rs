@@ -222,15 +222,11 @@ impl Sim {
     pub(super) fn transfer_ended(&mut self, c: u32, io: u32) {
         let cd = self.class_drive[c as usize];
         if cd & WRITE_CLASS == 0 {
-            let dr = &self.drives[cd as usize];
-            if dr.pm.is_none() {
-                debug_assert!(self.ios[io as usize].stage == Stage::Read && self.ios[io as usize].pm.is_none());
-                prefetch(&self.ios[io as usize]);
-                self.sched.push(dr.lanes.host_fabric, Ev::Completed { io });
-                return;
-            }
+            debug_assert!(self.ios[io as usize].stage == Stage::Read);
+            self.finish_on(cd as usize, io);
+        } else {
+            self.after_transfer(io);
         }
-        self.after_transfer(io);
     }
 
     /// A transfer of `io` is done: a read is done at the drive, a write's data has arrived.
@@ -253,9 +249,20 @@ impl Sim {
 
     /// The drive is done with the command; the completion travels back to the controller.
     pub(super) fn finish_at_drive(&mut self, io: u32) {
-        let d = self.ios[io as usize].drive as usize;
+        self.finish_on(self.ios[io as usize].drive as usize, io);
+    }
+
+    /// [`Sim::finish_at_drive`] on drive `d`. A drive behind no port multiplier has no CBS
+    /// state to tell, so its I/O's record is not read here (the completion reads it later,
+    /// and its line is fetched for that).
+    #[inline]
+    fn finish_on(&mut self, d: usize, io: u32) {
         let dr = &self.drives[d];
-        if self.ios[io as usize].pm.is_some() {
+        if dr.pm.is_none() {
+            debug_assert!(self.ios[io as usize].pm.is_none());
+            prefetch(&self.ios[io as usize]);
+            self.sched.push(dr.lanes.host_fabric, Ev::Completed { io });
+        } else if self.ios[io as usize].pm.is_some() {
             self.sched.push(dr.lanes.fabric, Ev::DriveDone { io });
         } else {
             // No CBS port multiplier to tell: one event to the host.
