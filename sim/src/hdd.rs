@@ -9,6 +9,9 @@
 //! that a random seek averages the datasheet's `avg_seek_ms` (E[sqrt|u-v|] = 8/15).
 //! A sector's angle is a fixed pseudo-random function of its block, so rotational waits come
 //! out of the geometry and ordering several queued commands shortens them (NCQ).
+//! The platter's angle at a time is the drive's own: each spindle turns at its own phase
+//! (`HddSt::spin_ns`), so drives of one model started together do not reach their sectors in
+//! step, as unsynchronised spindles never do.
 
 use iopath_model::parts::DriveFigures;
 use iopath_model::units::Rate;
@@ -102,8 +105,9 @@ impl HddGeometry {
         rate * self.avg_position_ns * 1e-9
     }
 
-    /// Positioning time from the head's state to `offset`, starting at time `now` [ns]:
-    /// seek, then wait for the sector to come round.
+    /// Positioning time from the head's state to `offset`, starting at time `now` [ns] of the
+    /// platter's own clock (the run's time plus the spindle's phase): seek, then wait for the
+    /// sector to come round.
     pub fn position_ns(&self, head_stroke: f64, now_ns: f64, offset: f64) -> f64 {
         let seek = self.seek_ns(head_stroke, self.stroke(offset));
         let arrive = now_ns + seek + self.cmd_ns;

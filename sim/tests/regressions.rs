@@ -109,3 +109,42 @@ fn a_window_without_completed_io_warns_in_the_report() {
     let r = simulate(&t, &w("0.5s"), &SimOptions::default()).unwrap();
     assert!(r.cost.ios > 0 && r.warnings.is_empty(), "{:?}", r.warnings);
 }
+
+/// Regression: every HDD's platter was at the same angle at time zero, so identical drives
+/// started together reached their first sectors on the same nanosecond and moved their data in
+/// lockstep for the rest of the run (on a shared link, colliding at every command). Each
+/// spindle now has its own phase, drawn for the seed.
+#[test]
+fn identical_hdds_started_together_do_not_turn_in_phase() {
+    let mut text =
+        "[host]\npart = \"amd-am5\"\n[[node]]\nid = \"c0\"\npart = \"asm1166\"\nparent = \"host\"\n".to_string();
+    for p in 0..6 {
+        text += &format!("[[drive]]\nid = \"d{p}\"\npart = \"seagate-es3-3tb\"\nparent = \"c0\"\nport = {p}\n");
+    }
+    let t = Topology::parse("phase.toml", &text, &Catalog::builtin()).unwrap();
+    // Each drive's slowest I/O is its first: a turn's wait at most (8.3 ms at 7,200 rpm) for
+    // sector 0, where the head already is; the reads after it stream from the read-ahead.
+    let first_waits = |seed: u64| -> Vec<f64> {
+        let w = WorkloadSpec {
+            rw: Some("read".into()),
+            bs: Some("128k".into()),
+            iodepth: Some(1),
+            ramp: Some("0s".into()),
+            runtime: Some("30ms".into()),
+            seed: Some(seed),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap();
+        simulate(&t, &w, &SimOptions::default()).unwrap().drives.iter().map(|d| d.lat_us.max).collect()
+    };
+    let a = first_waits(1);
+    let (lo, hi) = a.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    let mut distinct: Vec<i64> = a.iter().map(|x| x.round() as i64).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 6, "six drives, six first waits [us]: {a:?}");
+    assert!(hi - lo > 1000.0 && hi < 8334.0 + 2000.0, "first waits spread over a turn (and a read) [us]: {a:?}");
+    assert_eq!(a, first_waits(1), "the same seed, the same phases");
+    assert_ne!(a, first_waits(2), "another seed, other phases");
+}

@@ -26,7 +26,7 @@ impl HddSt {
         match &self.smr {
             Some(log) if log.has_room(len) => self.geo.cmd_ns + self.geo.seek_ns(self.head, 0.0),
             Some(_) => self.geo.cmd_ns,
-            None => self.geo.position_ns(self.head, now, offset),
+            None => self.geo.position_ns(self.head, now + self.spin_ns, offset),
         }
     }
 
@@ -153,7 +153,7 @@ impl Sim {
         for (k, &(io, is_read)) in h.queue.iter().take(RPO_DEPTH).enumerate() {
             let x = &ios[io as usize];
             let p = if is_read {
-                h.geo.position_ns(h.head, now, x.offset)
+                h.geo.position_ns(h.head, now + h.spin_ns, x.offset)
             } else {
                 h.write_position_ns(now, x.offset, x.len)
             };

@@ -347,6 +347,9 @@ struct HddSt {
     /// Shared by every drive of the same figures (a JBOD of one model: one record, which
     /// stays in L1 where a copy per drive was another line missed on every read).
     geo: std::sync::Arc<HddGeometry>,
+    /// Where this drive's platter is in its turn at time zero, as the time it has already
+    /// turned [ns]: independent spindles are never in phase.
+    spin_ns: f64,
     wb: WriteBack,
     busy_ns: f64,
     head: f64,

@@ -1734,8 +1734,8 @@ mod tests {
     /// moving data (each drive's media gives ~270 MB/s), so nearly every transfer starts and
     /// ends among dozens of others sharing it. With the full solve alone each of those starts
     /// and ends is a solve over the moving drives, about two per I/O; with groups (of the
-    /// default size, in a component of any size) solves happen only while the drives, which start in lockstep,
-    /// drift apart (a group that empties between two rounds of I/Os is formed again by
+    /// default size, in a component of any size) solves happen only while the drives, which start
+    /// together, settle (a group that empties between two rounds of I/Os is formed again by
     /// solves), and a run twice as long needs almost none more. Both give the same answer.
     #[test]
     fn a_shared_lane_costs_no_solve_per_transfer() {
