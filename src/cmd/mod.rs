@@ -250,7 +250,7 @@ pub struct WorkloadArgs {
     /// Copy SRC to DST (repeatable): read one drive and write the data to the other
     #[arg(long, value_name = "SRC:DST", help_heading = "Workload")]
     pub copy: Vec<String>,
-    /// Seed of the random streams
+    /// Seed of the random streams (random offsets, flash service times, HDD spindle phases)
     #[arg(long, help_heading = "Workload", allow_hyphen_values = true)]
     pub seed: Option<u64>,
     /// Run the I/O as this [[client]]'s requests over the network (its NIC, link, protocol)
