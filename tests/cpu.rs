@@ -72,9 +72,11 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// The machine is a shared 2-core VM: single one-second runs of either tool vary by up to
 /// 30% (neighbours on the host's cores; AES most), in both directions, so neither one run
 /// nor the best of a few is a fair comparison (a best-of-three once gave 1.245 for
-/// AES-GCM). The tools run in nine back-to-back pairs per kernel, each pair close enough in
+/// AES-GCM). The tools run in back-to-back pairs per kernel, each pair close enough in
 /// time to see the same neighbours and the first of each alternating, and the median of the
-/// nine pair ratios is compared. (Both kernels of `measure` in one run, then `openssl` for
+/// pair ratios is compared: nine pairs, and nine more (at most 27, pooled) while a median is
+/// outside the tolerance. A clean-clone CI once failed on nine pairs alone with nothing of the
+/// CPU code changed: AES-GCM's median 1.164, pairs 0.90 to 1.34. (Both kernels of `measure` in one run, then `openssl` for
 /// each, put two seconds between the two AES timings; a loaded sitting once gave a median of
 /// 0.890 that way, pairs 0.78 to 1.82.) Measured with that earlier pairing,
 /// idle, three repetitions: AES-GCM medians 1.008, 1.000, 0.945 with single pairs
@@ -85,8 +87,12 @@ fn measure_cpu_reproduces_openssl_speed_within_10_percent() {
         return rig::skip("openssl is not installed (apt-get install openssl)");
     };
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let names = ["AES-256-GCM", "SHA-256"];
     let mut ratios = [Vec::new(), Vec::new()];
-    for round in 0..9 {
+    // Rounds of nine pairs, pooled, until both medians are inside the tolerance or three
+    // rounds are in: a bias of the harness stays in every round, while a sitting's noise
+    // shrinks as the pairs add up.
+    for round in 0..27 {
         for (i, (kernel, alg)) in [("aes-gcm", "aes-256-gcm"), ("sha256", "sha256")].into_iter().enumerate() {
             // One kernel at a time, the two tools back to back, which goes first alternating
             // by round: a neighbour's load that drifts over seconds weighs on both sides alike.
@@ -99,15 +105,34 @@ fn measure_cpu_reproduces_openssl_speed_within_10_percent() {
             };
             ratios[i].push(m / o);
         }
+        if (round + 1) % 9 == 0 {
+            let medians = ratios.each_ref().map(|r| median(r));
+            for (name, (r, m)) in names.iter().zip(ratios.iter().zip(medians)) {
+                eprintln!("{name}: measure --cpu / openssl speed, median of {} pairs {m:.3} ({})", r.len(), shown(r));
+            }
+            if medians.iter().all(|m| (m - 1.0).abs() <= 0.10) {
+                break;
+            }
+        }
     }
-    for (i, name) in ["AES-256-GCM", "SHA-256"].iter().enumerate() {
-        let r = &mut ratios[i];
-        r.sort_by(f64::total_cmp);
-        let median = r[r.len() / 2];
-        let shown: Vec<String> = r.iter().map(|x| format!("{x:.3}")).collect();
-        eprintln!("{name}: measure --cpu / openssl speed, median of nine pairs {median:.3} ({})", shown.join(" "));
-        assert!((median - 1.0).abs() <= 0.10, "{name}: median ratio {median:.3} over nine pairs ({})", shown.join(" "));
+    for (name, r) in names.iter().zip(&ratios) {
+        let m = median(r);
+        assert!((m - 1.0).abs() <= 0.10, "{name}: median ratio {m:.3} over {} pairs ({})", r.len(), shown(r));
     }
+}
+
+/// The median of `r`.
+fn median(r: &[f64]) -> f64 {
+    let mut v = r.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `r` sorted, three decimals each.
+fn shown(r: &[f64]) -> String {
+    let mut v = r.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(" ")
 }
 
 /// The part file `measure --cpu --out` writes loads with `--parts`: the host part's kernel
