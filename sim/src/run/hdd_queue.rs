@@ -19,6 +19,12 @@ const DESTAGE: u32 = u32::MAX;
 const RPO_DEPTH: usize = 32;
 
 impl HddSt {
+    /// Positioning before a read of `offset` can start [ns], on this drive's platter (its
+    /// spindle's phase added to the run's clock).
+    fn read_position_ns(&self, now: f64, offset: f64) -> f64 {
+        self.geo.position_ns(self.head, now + self.spin_ns, offset)
+    }
+
     /// Positioning before a write of `offset` can start [ns]: a drive-managed SMR drive appends
     /// random writes to its media cache at the outer edge (a seek there, no rotational wait
     /// between appends) or, with the cache full, cleans a band (positioning is part of that).
@@ -26,7 +32,7 @@ impl HddSt {
         match &self.smr {
             Some(log) if log.has_room(len) => self.geo.cmd_ns + self.geo.seek_ns(self.head, 0.0),
             Some(_) => self.geo.cmd_ns,
-            None => self.geo.position_ns(self.head, now + self.spin_ns, offset),
+            None => self.read_position_ns(now, offset),
         }
     }
 
@@ -152,11 +158,7 @@ impl Sim {
         let mut best_t = f64::INFINITY;
         for (k, &(io, is_read)) in h.queue.iter().take(RPO_DEPTH).enumerate() {
             let x = &ios[io as usize];
-            let p = if is_read {
-                h.geo.position_ns(h.head, now + h.spin_ns, x.offset)
-            } else {
-                h.write_position_ns(now, x.offset, x.len)
-            };
+            let p = if is_read { h.read_position_ns(now, x.offset) } else { h.write_position_ns(now, x.offset, x.len) };
             if p < best_t {
                 best_t = p;
                 best = (k, false);
