@@ -75,12 +75,12 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// AES-GCM). The tools run in back-to-back pairs per kernel, each pair close enough in
 /// time to see the same neighbours and the first of each alternating, and the median of the
 /// pair ratios is compared: nine pairs, and nine more (at most 27, pooled) while a median is
-/// outside the tolerance. A clean-clone CI once failed on nine pairs alone with nothing of the
-/// CPU code changed: AES-GCM's median 1.164, pairs 0.90 to 1.34. (Both kernels of `measure` in one run, then `openssl` for
-/// each, put two seconds between the two AES timings; a loaded sitting once gave a median of
-/// 0.890 that way, pairs 0.78 to 1.82.) Measured with that earlier pairing,
-/// idle, three repetitions: AES-GCM medians 1.008, 1.000, 0.945 with single pairs
-/// from 0.76 to 1.30; SHA-256 0.990, 0.984, 0.997.
+/// outside the tolerance. A clean-clone CI once failed on nine pairs alone with nothing of
+/// the CPU code changed: AES-GCM's median 1.164, pairs 0.90 to 1.34. (Both kernels of
+/// `measure` in one run, then `openssl` for each, put two seconds between the two AES
+/// timings; a loaded sitting once gave a median of 0.890 that way, pairs 0.78 to 1.82.)
+/// Measured with that earlier pairing, idle, three repetitions: AES-GCM medians 1.008,
+/// 1.000, 0.945 with single pairs from 0.76 to 1.30; SHA-256 0.990, 0.984, 0.997.
 #[test]
 fn measure_cpu_reproduces_openssl_speed_within_10_percent() {
     let Some(openssl) = rig::which("openssl") else {
