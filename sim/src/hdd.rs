@@ -32,6 +32,10 @@ pub struct HddGeometry {
     pub write_eff: f64,
     /// Mean positioning time of a random access: average seek and half a turn [ns].
     pub avg_position_ns: f64,
+    /// Each zone's media rate [bytes/s] (`rate_at`'s answer, computed once: every read and
+    /// write asks it at least twice, and the square root and divisions cost more than the
+    /// rest of a streamed read's arithmetic).
+    zone_rates: Box<[f64]>,
 }
 
 impl HddGeometry {
@@ -56,15 +60,33 @@ impl HddGeometry {
             cache_bytes: d.cache_mib * 1048576.0,
             write_eff: d.write_efficiency,
             avg_position_ns: t2t + (full - t2t) * 8.0 / 15.0 + rev / 2.0,
+            zone_rates: Box::default(),
         }
+        .with_zone_rates()
     }
 
-    /// Media rate at a byte offset [bytes/s] (zoned).
+    /// Fills `zone_rates` from the other figures.
+    fn with_zone_rates(mut self) -> HddGeometry {
+        let zones = self.zones.max(1);
+        self.zones = zones;
+        self.zone_rates = (0..zones)
+            .map(|z| {
+                let xm = (z as f64 + 0.5) / zones as f64;
+                self.outer.bytes_per_s() * self.radius(xm)
+            })
+            .collect();
+        self
+    }
+
+    /// Media rate at a byte offset [bytes/s] (zoned): the rate at the middle radius of the
+    /// zone the offset lies in.
+    #[inline]
     pub fn rate_at(&self, offset: f64) -> f64 {
         let x = (offset / self.capacity).clamp(0.0, 1.0);
-        let z = ((x * self.zones as f64) as usize).min(self.zones - 1);
-        let xm = (z as f64 + 0.5) / self.zones as f64;
-        self.outer.bytes_per_s() * self.radius(xm)
+        // In [0, zones] (NaN: 0), where a conversion through u32 is exact and cheaper than
+        // one to usize (which must handle the range past i64's).
+        let z = ((x * self.zone_rates.len() as f64) as u32 as usize).min(self.zone_rates.len() - 1);
+        self.zone_rates[z]
     }
 
     fn radius(&self, x: f64) -> f64 {
@@ -336,7 +358,26 @@ mod tests {
             cache_bytes: 64e6,
             write_eff: 1.0,
             avg_position_ns: 1e6 + 7.5e6 + 60e9 / 7200.0 / 2.0,
+            zone_rates: Box::default(),
         }
+        .with_zone_rates()
+    }
+
+    /// The zone table gives exactly the rate of the zone's middle radius, at every zone's
+    /// edges and inside.
+    #[test]
+    fn zone_table_is_the_middle_radius_rate() {
+        let g = geo();
+        let n = g.zones as f64;
+        for z in [0usize, 1, 499, 998, 999] {
+            let xm = (z as f64 + 0.5) / n;
+            let want = g.outer.bytes_per_s() * g.radius(xm);
+            for x in [z as f64 / n + 1e-9, xm, (z as f64 + 1.0) / n - 1e-9] {
+                assert_eq!(g.rate_at(x * g.capacity), want, "zone {z} at {x}");
+            }
+        }
+        assert_eq!(g.rate_at(-1.0), g.rate_at(0.0));
+        assert_eq!(g.rate_at(2.0 * g.capacity), g.rate_at(g.capacity));
     }
 
     #[test]
