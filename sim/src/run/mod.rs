@@ -601,6 +601,13 @@ pub(super) fn prefetch_at<T>(x: &T, off: usize) {
 /// rounding instruction): the same value for every f64, NaN and infinities included.
 #[inline(always)]
 fn ceil_ns(x: f64) -> u64 {
+    // Every time a run schedules (below 2^52 ns, 52 days) converts through i64 exactly both
+    // ways, one instruction each; through u64 both conversions take a dozen.
+    if (0.0..4_503_599_627_370_496.0).contains(&x) {
+        // SAFETY: `x` is finite and in [0, 2^52), so its truncation fits an i64.
+        let t = unsafe { x.to_int_unchecked::<i64>() };
+        return if (t as f64) < x { t as u64 + 1 } else { t as u64 };
+    }
     let t = x as u64; // truncates toward zero, saturating
     if (t as f64) < x { t.saturating_add(1) } else { t }
 }
@@ -638,7 +645,9 @@ mod tests {
 
     #[test]
     fn ceil_ns_is_ceil_as_u64() {
-        let mut xs = vec![0.0, -0.0, 0.5, 1.0, 1.5, -0.5, -3.0, 1e-300, 2.0f64.powi(52) + 0.5, 2.0f64.powi(53) + 2.0];
+        let mut xs = vec![0.0, -0.0, 0.5, 1.0, 1.5, -0.5, -3.0, 1e-300, 2.0f64.powi(53) + 2.0];
+        // Either side of where the conversion through i64 stops.
+        xs.extend([2.0f64.powi(52) - 0.5, 2.0f64.powi(52), 2.0f64.powi(52) + 1.0]);
         xs.extend([2.0f64.powi(63), 2.0f64.powi(64), 2.0f64.powi(65), f64::MAX, f64::INFINITY, f64::NEG_INFINITY]);
         xs.extend([f64::NAN, (u64::MAX - 1024) as f64, f64::EPSILON, 1.0 - f64::EPSILON, 1.0 + f64::EPSILON]);
         let mut x = 0x2545_f491_4f6c_dd1du64;
