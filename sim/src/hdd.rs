@@ -36,6 +36,8 @@ pub struct HddGeometry {
     /// write asks it at least twice, and the square root and divisions cost more than the
     /// rest of a streamed read's arithmetic).
     zone_rates: Box<[f64]>,
+    /// The number of zones, as an f64 (a usize converts to f64 in a dozen instructions).
+    zones_f: f64,
 }
 
 impl HddGeometry {
@@ -61,6 +63,7 @@ impl HddGeometry {
             write_eff: d.write_efficiency,
             avg_position_ns: t2t + (full - t2t) * 8.0 / 15.0 + rev / 2.0,
             zone_rates: Box::default(),
+            zones_f: 0.0,
         }
         .with_zone_rates()
     }
@@ -75,6 +78,7 @@ impl HddGeometry {
                 self.outer.bytes_per_s() * self.radius(xm)
             })
             .collect();
+        self.zones_f = zones as f64;
         self
     }
 
@@ -85,7 +89,7 @@ impl HddGeometry {
         let x = (offset / self.capacity).clamp(0.0, 1.0);
         // In [0, zones] (NaN: 0), where a conversion through u32 is exact and cheaper than
         // one to usize (which must handle the range past i64's).
-        let z = ((x * self.zone_rates.len() as f64) as u32 as usize).min(self.zone_rates.len() - 1);
+        let z = ((x * self.zones_f) as u32 as usize).min(self.zone_rates.len() - 1);
         self.zone_rates[z]
     }
 
@@ -359,6 +363,7 @@ mod tests {
             write_eff: 1.0,
             avg_position_ns: 1e6 + 7.5e6 + 60e9 / 7200.0 / 2.0,
             zone_rates: Box::default(),
+            zones_f: 0.0,
         }
         .with_zone_rates()
     }
