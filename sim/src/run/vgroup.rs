@@ -369,12 +369,12 @@ impl Groups {
         self.mem[c].group != NONE
     }
 
-    #[inline]
+    #[inline(always)]
     fn g(&self, g: u32) -> &Group {
         self.list[g as usize].as_ref().expect("live group")
     }
 
-    #[inline]
+    #[inline(always)]
     fn gm(&mut self, g: u32) -> &mut Group {
         self.list[g as usize].as_mut().expect("live group")
     }
@@ -410,31 +410,48 @@ impl Groups {
         }
     }
 
-    /// Adds a member's costs to group `g`'s use of each resource; a resource that more than
-    /// one member (of any group) crosses joins the `multi` list of every group using it.
+    /// Adds member `c`'s first `n` costs, those of its line ([`CostLine`]), to group `g`'s
+    /// use of each resource ([`Groups::add_use`]). They are read one by one from the table,
+    /// not copied out first (a line is 64 bytes).
+    #[inline]
+    fn add_line_uses(&mut self, g: u32, c: usize, n: usize) {
+        for i in 0..n.min(LINE_COSTS) {
+            let cost = self.lines[c].0[i];
+            self.add_use(g, cost);
+        }
+    }
+
+    /// [`Groups::add_line_uses`] for a member with more costs than a line holds.
     fn add_uses(&mut self, g: u32, costs: &[Cost]) {
-        for cost in costs {
-            let r = cost.resource;
-            let rs = &mut self.res[r];
-            if rs.crossers <= 1 {
-                continue;
+        for &cost in costs {
+            self.add_use(g, cost);
+        }
+    }
+
+    /// Adds a member's cost to group `g`'s use of its resource; a resource that more than
+    /// one member (of any group) crosses joins the `multi` list of every group using it.
+    #[inline(always)]
+    fn add_use(&mut self, g: u32, cost: Cost) {
+        let r = cost.resource;
+        let rs = &mut self.res[r];
+        if rs.crossers <= 1 {
+            return;
+        }
+        let before = rs.n;
+        rs.n += 1;
+        let fresh = match rs.uses.iter_mut().find(|u| u.group == g) {
+            Some(u) => {
+                u.w += cost.s_per_byte;
+                u.n += 1;
+                false
             }
-            let before = rs.n;
-            rs.n += 1;
-            let fresh = match rs.uses.iter_mut().find(|u| u.group == g) {
-                Some(u) => {
-                    u.w += cost.s_per_byte;
-                    u.n += 1;
-                    false
-                }
-                None => {
-                    rs.uses.push(ResUse { group: g, w: cost.s_per_byte, n: 1 });
-                    true
-                }
-            };
-            if before == 1 || (before >= 2 && fresh) {
-                self.multi_on_add(g, r, before);
+            None => {
+                rs.uses.push(ResUse { group: g, w: cost.s_per_byte, n: 1 });
+                true
             }
+        };
+        if before == 1 || (before >= 2 && fresh) {
+            self.multi_on_add(g, r, before);
         }
     }
 
@@ -456,33 +473,49 @@ impl Groups {
         }
     }
 
+    /// Takes member `c`'s line costs out of group `g`'s use of each resource (as
+    /// [`Groups::add_line_uses`] put them in).
+    #[inline]
+    fn remove_line_uses(&mut self, g: u32, c: usize, n: usize) {
+        for i in 0..n.min(LINE_COSTS) {
+            let cost = self.lines[c].0[i];
+            self.remove_use(g, cost);
+        }
+    }
+
+    /// [`Groups::remove_line_uses`] for a member with more costs than a line holds.
     fn remove_uses(&mut self, g: u32, costs: &[Cost]) {
-        for cost in costs {
-            let r = cost.resource;
-            let rs = &mut self.res[r];
-            if rs.crossers <= 1 {
-                continue;
+        for &cost in costs {
+            self.remove_use(g, cost);
+        }
+    }
+
+    #[inline(always)]
+    fn remove_use(&mut self, g: u32, cost: Cost) {
+        let r = cost.resource;
+        let rs = &mut self.res[r];
+        if rs.crossers <= 1 {
+            return;
+        }
+        let before = rs.n;
+        if before == 2 {
+            self.multi_unshared(r);
+        }
+        let rs = &mut self.res[r];
+        let mut gone = false;
+        if let Some(i) = rs.uses.iter().position(|u| u.group == g) {
+            rs.n -= 1;
+            let u = &mut rs.uses[i];
+            u.n -= 1;
+            u.w -= cost.s_per_byte;
+            if u.n == 0 {
+                rs.uses.swap_remove(i);
+                gone = true;
             }
-            let before = rs.n;
-            if before == 2 {
-                self.multi_unshared(r);
-            }
-            let rs = &mut self.res[r];
-            let mut gone = false;
-            if let Some(i) = rs.uses.iter().position(|u| u.group == g) {
-                rs.n -= 1;
-                let u = &mut rs.uses[i];
-                u.n -= 1;
-                u.w -= cost.s_per_byte;
-                if u.n == 0 {
-                    rs.uses.swap_remove(i);
-                    gone = true;
-                }
-            }
-            // With one user before, `r` was in no `multi`; with two, it left them all above.
-            if before > 2 && gone {
-                self.gm(g).multi.retain(|&x| x != r);
-            }
+        }
+        // With one user before, `r` was in no `multi`; with two, it left them all above.
+        if before > 2 && gone {
+            self.gm(g).multi.retain(|&x| x != r);
         }
     }
 
@@ -538,7 +571,7 @@ impl Groups {
 
     /// Group `g` changed its share (a join or a leave) and `hi` bounds its resources' loads
     /// after it: every other group's bound is void (their loads may have risen).
-    #[inline]
+    #[inline(always)]
     fn set_hi(&mut self, g: u32, hi: Option<f64>) {
         let k = self.g(g).comp as usize;
         self.comp[k].epoch += 1;
@@ -551,7 +584,7 @@ impl Groups {
 
 impl Sim {
     /// Moves group `g`'s virtual clock to `now`, noting it at the window's edges.
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self, g: u32, now: SimTime) {
         let (ws, we) = (self.win.start, self.win.end);
         let gr = self.alloc.groups.gm(g);
@@ -606,35 +639,37 @@ impl Sim {
     /// records are still warm from its last end, and the hints cost instructions for nothing.
     #[inline(never)]
     fn prefetch_next_ends(&self, g: u32) {
+        use super::prefetch_in;
+        use std::mem::offset_of;
         let tags = &self.alloc.groups.g(g).tags;
         if let Some(&(_, m)) = tags.fifo.get(2) {
             let m = m as usize;
-            super::prefetch(&self.classes[m]);
-            super::prefetch_at(&self.classes[m], 64);
-            super::prefetch(&self.alloc.groups.mem[m]);
-            super::prefetch(&self.alloc.groups.lines[m]);
+            prefetch_in(&self.classes, m, 0);
+            prefetch_in(&self.classes, m, 64);
+            prefetch_in(&self.alloc.groups.mem, m, 0);
+            prefetch_in(&self.alloc.groups.lines, m, 0);
         }
         if let Some(&(_, m)) = tags.fifo.get(1)
             && let Some(&(io, _)) = self.classes[m as usize].fifo.front()
         {
-            super::prefetch(&self.ios[io as usize]);
+            prefetch_in(&self.ios, io as usize, 0);
         }
         if let Some(&(_, m)) = tags.fifo.front()
             && let Some(&(io, _)) = self.classes[m as usize].fifo.front()
         {
             let x = &self.ios[io as usize];
-            let dr = &self.drives[x.drive as usize];
-            super::prefetch(&dr.lanes);
-            super::prefetch(&dr.class);
-            super::prefetch(&dr.st);
+            let d = x.drive as usize;
+            prefetch_in(&self.drives, d, offset_of!(DriveSt, lanes));
+            prefetch_in(&self.drives, d, offset_of!(DriveSt, class));
+            prefetch_in(&self.drives, d, offset_of!(DriveSt, st));
             // By address, not through the option: reading its tag would wait for the very
             // line these hints fetch (a third of this function's samples at QD 1). A flash
             // drive's record just has other fields there.
-            super::prefetch(&dr.hdd);
-            super::prefetch_at(&dr.hdd, 64);
-            let j = &self.jobs[x.job as usize];
-            super::prefetch(j);
-            super::prefetch_at(j, 64);
+            prefetch_in(&self.drives, d, offset_of!(DriveSt, hdd));
+            prefetch_in(&self.drives, d, offset_of!(DriveSt, hdd) + 64);
+            let j = x.job as usize;
+            prefetch_in(&self.jobs, j, 0);
+            prefetch_in(&self.jobs, j, 64);
         }
     }
 
@@ -678,8 +713,7 @@ impl Sim {
         let n = self.classes[c].n_grp as usize;
         let gs = &mut self.alloc.groups;
         if n <= LINE_COSTS {
-            let line = gs.lines[c];
-            gs.add_uses(g, &line.0[..n]);
+            gs.add_line_uses(g, c, n);
         } else {
             gs.add_uses(g, &self.classes[c].costs[..n]);
         }
@@ -702,8 +736,7 @@ impl Sim {
         let n = self.classes[c].n_grp as usize;
         let gs = &mut self.alloc.groups;
         if n <= LINE_COSTS {
-            let line = gs.lines[c];
-            gs.remove_uses(g, &line.0[..n]);
+            gs.remove_line_uses(g, c, n);
         } else {
             gs.remove_uses(g, &self.classes[c].costs[..n]);
         }
@@ -796,13 +829,7 @@ impl Sim {
         }
         let mut joiner = 0.0f64;
         let n = self.classes[c].n_grp as usize;
-        let line;
-        let costs = if n <= LINE_COSTS {
-            line = gs.lines[c];
-            &line.0[..n]
-        } else {
-            self.classes[c].grp_costs()
-        };
+        let costs = if n <= LINE_COSTS { &gs.lines[c].0[..n] } else { self.classes[c].grp_costs() };
         for cost in costs {
             if cost.resource != gr.r {
                 let l = gs.load_at(&self.alloc.load, cost.resource, g, s, cost.s_per_byte);
