@@ -86,6 +86,8 @@ pub(super) struct ResUse {
 }
 
 pub(super) struct Group {
+    /// False: the slot of a freed group ([`Group::freed`]), which nothing reads.
+    live: bool,
     comp: u32,
     /// The bottleneck.
     r: usize,
@@ -126,6 +128,37 @@ pub(super) struct Group {
     rides: bool,
     /// Family changes since this kid last rode at its own share (0: held).
     ridden: u64,
+}
+
+impl Group {
+    /// An empty slot of [`Groups::list`] (allocates nothing).
+    fn freed() -> Group {
+        Group {
+            live: false,
+            comp: 0,
+            r: 0,
+            members: Vec::new(),
+            avail: 0.0,
+            s: 0.0,
+            floor: 0.0,
+            v: 0.0,
+            t_v: SimTime::ZERO,
+            v_ws: 0.0,
+            v_we: 0.0,
+            tags: Tags::with_capacity(0),
+            caps: Vec::new(),
+            multi: Vec::new(),
+            ops: 0,
+            formed_with: 0,
+            hi: f64::NAN,
+            hi_epoch: 0,
+            parent: NONE,
+            pr: usize::MAX,
+            kids: Vec::new(),
+            rides: false,
+            ridden: 0,
+        }
+    }
 }
 
 /// A group's finish tags, (tag bits, class), popped least first: exactly a binary heap's
@@ -210,7 +243,10 @@ pub(super) struct Groups {
     pub(super) settled: u64,
     pub(super) walked: u64,
     n_classes: usize,
-    list: Vec<Option<Group>>,
+    /// Every group formed, by id: live ones and the slots of freed ones (`live` false, empty,
+    /// their ids in `free`). Not an `Option` per slot: a join and a leave look their group up
+    /// a dozen times each, and every lookup would test the option.
+    list: Vec<Group>,
     free: Vec<u32>,
     pub(super) comp: Vec<CompGroups>,
     /// Each class's membership (one entry per class: a join and a leave read and write it
@@ -371,12 +407,16 @@ impl Groups {
 
     #[inline(always)]
     fn g(&self, g: u32) -> &Group {
-        self.list[g as usize].as_ref().expect("live group")
+        let gr = &self.list[g as usize];
+        debug_assert!(gr.live, "live group");
+        gr
     }
 
     #[inline(always)]
     fn gm(&mut self, g: u32) -> &mut Group {
-        self.list[g as usize].as_mut().expect("live group")
+        let gr = &mut self.list[g as usize];
+        debug_assert!(gr.live, "live group");
+        gr
     }
 
     /// The load of `r` if group `g` ran at share `s` with `dw` more cost there.
@@ -609,7 +649,8 @@ impl Sim {
         let (ws, we) = (self.win.start, self.win.end);
         let gs = &mut self.alloc.groups;
         let m = &mut gs.mem[c];
-        let gr = gs.list[m.group as usize].as_ref().expect("member");
+        let gr = &gs.list[m.group as usize];
+        debug_assert!(gr.live, "a member's group is live");
         let cl = &mut self.classes[c];
         if now > ws && cl.acc_t < we && now > cl.acc_t {
             let va = if cl.acc_t >= ws { m.vacc } else { gr.v_ws };
@@ -718,7 +759,7 @@ impl Sim {
             gs.add_uses(g, &self.classes[c].costs[..n]);
         }
         gs.cap_insert(g, cap);
-        let gr = gs.list[g as usize].as_mut().expect("live group");
+        let gr = &mut gs.list[g as usize];
         let f = gr.v + head;
         let m = &mut gs.mem[c];
         m.group = g;
@@ -743,7 +784,7 @@ impl Sim {
         let m = gs.mem[c];
         gs.cap_remove(g, m.cap);
         let p = m.pos as usize;
-        let gr = gs.list[g as usize].as_mut().expect("live group");
+        let gr = &mut gs.list[g as usize];
         gr.members.swap_remove(p);
         if let Some(&moved) = gr.members.get(p) {
             gs.mem[moved as usize].pos = p as u32;
@@ -1277,16 +1318,19 @@ impl Sim {
         let id = self.alloc.groups.timer_id(g);
         self.sched.cancel_timer(id);
         let gs = &mut self.alloc.groups;
-        let gr = gs.list[g as usize].take().expect("live group");
+        debug_assert!(gs.list[g as usize].live, "live group");
+        let gr = std::mem::replace(&mut gs.list[g as usize], Group::freed());
         gs.bottleneck_of[gr.r] = NONE;
         gs.layout += 1;
         if gr.parent != NONE
-            && let Some(p) = gs.list[gr.parent as usize].as_mut()
+            && let p = &mut gs.list[gr.parent as usize]
+            && p.live
         {
             p.kids.retain(|&x| x != g);
         }
         for &kid in &gr.kids {
-            if let Some(kg) = gs.list[kid as usize].as_mut() {
+            let kg = &mut gs.list[kid as usize];
+            if kg.live {
                 kg.parent = NONE;
             }
         }
@@ -1350,7 +1394,7 @@ impl Sim {
     /// charged to their resources.
     pub(super) fn flush_groups(&mut self, end: SimTime) {
         for g in 0..self.alloc.groups.list.len() as u32 {
-            if self.alloc.groups.list[g as usize].is_none() {
+            if !self.alloc.groups.list[g as usize].live {
                 continue;
             }
             self.advance(g, end);
@@ -1597,6 +1641,7 @@ impl Sim {
             .map(|&c| self.classes[c as usize].rate)
             .fold(0.0, f64::max);
         let group = Group {
+            live: true,
             comp: k as u32,
             r,
             members: Vec::with_capacity(members.len()),
@@ -1623,11 +1668,11 @@ impl Sim {
         let gs = &mut self.alloc.groups;
         let g = match gs.free.pop() {
             Some(g) => {
-                gs.list[g as usize] = Some(group);
+                gs.list[g as usize] = group;
                 g
             }
             None => {
-                gs.list.push(Some(group));
+                gs.list.push(group);
                 (gs.list.len() - 1) as u32
             }
         };
