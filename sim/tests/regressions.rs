@@ -148,3 +148,48 @@ fn identical_hdds_started_together_do_not_turn_in_phase() {
     assert_eq!(a, first_waits(1), "the same seed, the same phases");
     assert_ne!(a, first_waits(2), "another seed, other phases");
 }
+
+/// Regression (a cost, not a wrong answer): a read the drive's read-ahead already holds was
+/// an event at the instant it arrived, queued behind the events already due then. Five HDDs
+/// behind one port multiplier's SATA link read sequentially at QD 1, each below its media
+/// rate, so every stream stays ahead of its reader: each read now costs three events (its
+/// arrival at the drive, its transfer's end, its completion), not four.
+#[test]
+fn a_read_the_read_ahead_holds_starts_without_an_event() {
+    let text = r#"
+[host]
+part = "freebsd-2016"
+[[node]]
+id = "mv"
+part = "marvell-88se9172"
+parent = "host"
+[[node]]
+id = "pm"
+part = "sata2-pm-generic"
+parent = "mv"
+port = 0
+params = { fbs = true }
+[[drive]]
+id = "d"
+count = 5
+part = "generic-hdd-sata2"
+parent = "pm"
+port = 0
+link = "sata1"
+"#;
+    let t = Topology::parse("pm.toml", text, &Catalog::builtin()).unwrap();
+    let w = WorkloadSpec {
+        rw: Some("read".into()),
+        bs: Some("128k".into()),
+        iodepth: Some(1),
+        ramp: Some("0s".into()),
+        runtime: Some("200ms".into()),
+        ..Default::default()
+    }
+    .resolve()
+    .unwrap();
+    let r = simulate(&t, &w, &SimOptions::default()).unwrap();
+    assert!(r.bottleneck.id.starts_with("pm."), "the multiplier's link binds, not the media: {}", r.bottleneck.id);
+    let per_io = r.cost.events as f64 / r.cost.ios as f64;
+    assert!(r.cost.ios > 300 && per_io < 3.2, "{} events for {} I/Os: {per_io:.2} an I/O", r.cost.events, r.cost.ios);
+}
