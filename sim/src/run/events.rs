@@ -96,11 +96,17 @@ impl Sim {
         if let Some(h) = dr.hdd.as_mut() {
             match stage {
                 Stage::Read => match stream_read(&h.geo, &mut h.ra, &mut h.wb, &mut h.busy_ns, offset, len, now) {
-                    // Already in the drive's buffer (the stream is ahead of its reader, as a
-                    // sequential reader below the media rate keeps it): the transfer starts
-                    // now, as a write's does, not after the events already due now.
-                    Some(ready) if ceil_time(ready) <= self.sched.now() => self.start_transfer(io),
-                    Some(ready) => self.sched.at(ceil_time(ready), Ev::DataReady { io }),
+                    Some(ready) => {
+                        let at = ceil_time(ready);
+                        // Already in the drive's buffer (the stream is ahead of its reader, as
+                        // a sequential reader below the media rate keeps it): the transfer
+                        // starts now, as a write's does, not after the events already due now.
+                        if at <= self.sched.now() {
+                            self.start_transfer(io);
+                        } else {
+                            self.sched.at(at, Ev::DataReady { io });
+                        }
+                    }
                     None => {
                         h.queue.push((io, true));
                         self.hdd_dispatch(d);
